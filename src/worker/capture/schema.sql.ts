@@ -1,0 +1,359 @@
+// SQL that installs tabgres's change capture inside PGlite.
+//
+// Why this shape:
+// - Statement-level AFTER triggers with transition tables capture a whole
+//   statement with one INSERT ... SELECT (a row trigger would pay a PL/pgSQL
+//   call per row). Each row is stored as its record text (`row::text`): every
+//   field is the type's text output function, exactly what pgoutput sends.
+// - Capture functions pin the output settings (SET clauses) so stored text is
+//   canonical whatever the writer session set.
+// - `_tabgres.xacts` gets one row per capturing transaction; a deferred
+//   constraint trigger on it runs at COMMIT and stamps the last sequence
+//   number and commit time, then NOTIFYs. NOTIFY is delivered only after the
+//   commit, so it is the readers' wake-up signal; a rolled-back transaction
+//   leaves neither rows nor a signal.
+// - Relation shapes and publication contents are versioned by change
+//   position so a lagging reader decodes old rows with the shape and
+//   publication membership they were written under.
+
+export const ENGINE_SCHEMA = '_tabgres'
+/** Schema placed before pg_catalog in search_path for the SQL-visible shims. */
+export const SHIM_SCHEMA = '_tabgres_sql'
+export const COMMIT_CHANNEL = '_tabgres_commit'
+
+/** Output settings pinned for captured text (PostgreSQL's defaults, as in the goldens). */
+const PINNED = `SET datestyle = 'ISO, MDY' SET timezone = 'UTC' SET intervalstyle = 'postgres'
+  SET extra_float_digits = 1 SET bytea_output = 'hex'`
+
+export const INSTALL_SQL = /* sql */ `
+CREATE SCHEMA IF NOT EXISTS _tabgres;
+CREATE SCHEMA IF NOT EXISTS _tabgres_sql;
+
+CREATE SEQUENCE IF NOT EXISTS _tabgres.change_seq;
+
+CREATE TABLE IF NOT EXISTS _tabgres.changes (
+  seq bigint PRIMARY KEY,
+  xid bigint NOT NULL,
+  relid oid NOT NULL,
+  op "char" NOT NULL,      -- I U D T, M transactional message, m non-transactional
+  new_row text,            -- record text; message content as hex
+  old_row text             -- record text; message prefix
+);
+
+CREATE TABLE IF NOT EXISTS _tabgres.xacts (
+  xid bigint PRIMARY KEY,
+  first_seq bigint NOT NULL,
+  last_seq bigint,
+  commit_time timestamptz
+);
+
+CREATE TABLE IF NOT EXISTS _tabgres.relation_versions (
+  id bigserial PRIMARY KEY,
+  relid oid NOT NULL,
+  valid_after bigint NOT NULL,
+  shape jsonb
+);
+
+CREATE TABLE IF NOT EXISTS _tabgres.publication_versions (
+  id bigserial PRIMARY KEY,
+  valid_after bigint NOT NULL,
+  publications jsonb NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS _tabgres.slots (
+  slot_name text PRIMARY KEY,
+  plugin text NOT NULL DEFAULT 'pgoutput',
+  slot_type text NOT NULL DEFAULT 'logical',
+  database text NOT NULL DEFAULT current_database(),
+  temporary boolean NOT NULL DEFAULT false,
+  restart_lsn pg_lsn NOT NULL,
+  confirmed_flush_lsn pg_lsn NOT NULL,
+  wal_status text NOT NULL DEFAULT 'reserved',
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- The position of the last change so far (0 before any): non-transactional,
+-- and PGlite is a single backend, so this is exact between statements.
+CREATE OR REPLACE FUNCTION _tabgres.position() RETURNS bigint
+LANGUAGE sql STABLE AS $$
+  SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM _tabgres.change_seq
+$$;
+
+-- Registers the current transaction once and returns its xid.
+CREATE OR REPLACE FUNCTION _tabgres.xact() RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE x bigint;
+BEGIN
+  x := pg_current_xact_id()::text::bigint;
+  -- A transaction-local setting remembers the registration; it reverts with
+  -- a rolled-back savepoint, exactly like the xacts row it guards.
+  IF current_setting('tabgres.xact', true) IS DISTINCT FROM x::text THEN
+    INSERT INTO _tabgres.xacts (xid, first_seq) VALUES (x, _tabgres.position() + 1)
+      ON CONFLICT (xid) DO NOTHING;
+    PERFORM set_config('tabgres.xact', x::text, true);
+  END IF;
+  RETURN x;
+END $$;
+
+CREATE OR REPLACE FUNCTION _tabgres.on_commit() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE _tabgres.xacts SET last_seq = _tabgres.position(), commit_time = clock_timestamp()
+   WHERE xid = NEW.xid;
+  PERFORM pg_notify('${COMMIT_CHANNEL}', '');
+  RETURN NULL;
+END $$;
+
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = '_tabgres_commit'
+                  AND tgrelid = '_tabgres.xacts'::regclass) THEN
+    CREATE CONSTRAINT TRIGGER _tabgres_commit AFTER INSERT ON _tabgres.xacts
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION _tabgres.on_commit();
+  END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION _tabgres.capture_insert() RETURNS trigger
+LANGUAGE plpgsql ${PINNED} AS $$
+DECLARE x bigint := _tabgres.xact();
+BEGIN
+  INSERT INTO _tabgres.changes (seq, xid, relid, op, new_row)
+    SELECT nextval('_tabgres.change_seq'), x, TG_RELID, 'I', n::text FROM _tabgres_new n;
+  RETURN NULL;
+END $$;
+
+CREATE OR REPLACE FUNCTION _tabgres.capture_update() RETURNS trigger
+LANGUAGE plpgsql ${PINNED} AS $$
+DECLARE x bigint := _tabgres.xact();
+BEGIN
+  -- Old and new transition rows are appended in lockstep, one pair per row.
+  INSERT INTO _tabgres.changes (seq, xid, relid, op, new_row, old_row)
+    SELECT nextval('_tabgres.change_seq'), x, TG_RELID, 'U', n.t, o.t
+      FROM (SELECT row_number() OVER () AS i, r::text AS t FROM _tabgres_new r) n
+      JOIN (SELECT row_number() OVER () AS i, r::text AS t FROM _tabgres_old r) o USING (i)
+     ORDER BY i;
+  RETURN NULL;
+END $$;
+
+CREATE OR REPLACE FUNCTION _tabgres.capture_delete() RETURNS trigger
+LANGUAGE plpgsql ${PINNED} AS $$
+DECLARE x bigint := _tabgres.xact();
+BEGIN
+  INSERT INTO _tabgres.changes (seq, xid, relid, op, old_row)
+    SELECT nextval('_tabgres.change_seq'), x, TG_RELID, 'D', o::text FROM _tabgres_old o;
+  RETURN NULL;
+END $$;
+
+CREATE OR REPLACE FUNCTION _tabgres.capture_truncate() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE x bigint := _tabgres.xact();
+BEGIN
+  INSERT INTO _tabgres.changes (seq, xid, relid, op)
+    VALUES (nextval('_tabgres.change_seq'), x, TG_RELID, 'T');
+  RETURN NULL;
+END $$;
+
+-- PostgreSQL refuses UPDATE/DELETE on a table that publishes them but has no
+-- usable replica identity (CheckCmdReplicaIdentity); emulate it on the writer.
+CREATE OR REPLACE FUNCTION _tabgres.check_identity() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+  ri "char";
+  has_key boolean;
+BEGIN
+  SELECT c.relreplident,
+         EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid
+                  AND ((c.relreplident = 'd' AND i.indisprimary)
+                    OR (c.relreplident = 'i' AND i.indisreplident)))
+    INTO ri, has_key
+    FROM pg_class c WHERE c.oid = TG_RELID;
+  IF ri = 'f' OR (ri IN ('d', 'i') AND has_key) THEN RETURN NULL; END IF;
+  IF EXISTS (SELECT 1 FROM pg_publication p
+              JOIN pg_publication_tables pt ON pt.pubname = p.pubname
+             WHERE pt.schemaname = TG_TABLE_SCHEMA AND pt.tablename = TG_TABLE_NAME
+               AND CASE TG_OP WHEN 'UPDATE' THEN p.pubupdate ELSE p.pubdelete END) THEN
+    IF TG_OP = 'UPDATE' THEN
+      RAISE EXCEPTION 'cannot update table "%" because it does not have a replica identity and publishes updates', TG_TABLE_NAME
+        USING ERRCODE = '55000', HINT = 'To enable updating the table, set REPLICA IDENTITY using ALTER TABLE.';
+    ELSE
+      RAISE EXCEPTION 'cannot delete from table "%" because it does not have a replica identity and publishes deletes', TG_TABLE_NAME
+        USING ERRCODE = '55000', HINT = 'To enable deleting from the table, set REPLICA IDENTITY using ALTER TABLE.';
+    END IF;
+  END IF;
+  RETURN NULL;
+END $$;
+
+-- What pgoutput's Relation and Type messages describe, as of now.
+CREATE OR REPLACE FUNCTION _tabgres.relation_shape(rel oid) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+  SELECT jsonb_build_object(
+    'namespace', n.nspname,
+    'name', c.relname,
+    'namespaceOid', n.oid,
+    'replicaIdentity', c.relreplident::text,
+    'columns', COALESCE((
+      SELECT jsonb_agg(jsonb_build_object(
+               'name', a.attname,
+               'typeOid', a.atttypid,
+               'typeMod', a.atttypmod,
+               'generated', a.attgenerated <> '',
+               'key', CASE c.relreplident
+                        WHEN 'f' THEN true
+                        WHEN 'n' THEN false
+                        ELSE EXISTS (SELECT 1 FROM pg_index i
+                                      WHERE i.indrelid = c.oid AND a.attnum = ANY (i.indkey)
+                                        AND ((c.relreplident = 'd' AND i.indisprimary)
+                                          OR (c.relreplident = 'i' AND i.indisreplident)))
+                      END,
+               -- pgoutput names a type by its base type (logicalrep_write_typ).
+               'typeNamespace', CASE WHEN bn.nspname = 'pg_catalog' THEN '' ELSE bn.nspname END,
+               'typeName', bt.typname)
+             ORDER BY a.attnum)
+        FROM pg_attribute a
+        JOIN pg_type bt ON bt.oid = CASE WHEN (SELECT typtype FROM pg_type WHERE oid = a.atttypid) = 'd'
+                                         THEN (SELECT typbasetype FROM pg_type WHERE oid = a.atttypid)
+                                         ELSE a.atttypid END
+        JOIN pg_namespace bn ON bn.oid = bt.typnamespace
+       WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '[]'::jsonb))
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE c.oid = rel
+$$;
+
+CREATE OR REPLACE FUNCTION _tabgres.publications_now() RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+  SELECT COALESCE(jsonb_agg(jsonb_build_object(
+    'name', p.pubname,
+    'allTables', p.puballtables,
+    'insert', p.pubinsert, 'update', p.pubupdate, 'delete', p.pubdelete, 'truncate', p.pubtruncate,
+    'relids', COALESCE((SELECT jsonb_agg(pr.prrelid) FROM pg_publication_rel pr WHERE pr.prpubid = p.oid), '[]'),
+    'schemas', COALESCE((SELECT jsonb_agg(pn.pnnspid) FROM pg_publication_namespace pn WHERE pn.pnpubid = p.oid), '[]')
+  )), '[]'::jsonb) FROM pg_publication p
+$$;
+
+CREATE OR REPLACE FUNCTION _tabgres.is_user_table(rel oid) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+  SELECT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE c.oid = rel AND c.relkind IN ('r', 'p') AND c.relpersistence = 'p'
+      AND n.nspname NOT IN ('pg_catalog', 'information_schema', '_tabgres', '_tabgres_sql')
+      AND n.nspname NOT LIKE 'pg\\_%'
+      AND c.relname NOT LIKE '\\_zero\\_%')
+$$;
+
+-- Installs the capture triggers on one table (idempotent) and records its shape.
+CREATE OR REPLACE FUNCTION _tabgres.track(rel oid) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE t text := rel::regclass::text;
+BEGIN
+  IF NOT _tabgres.is_user_table(rel) THEN RETURN; END IF;
+  PERFORM set_config('tabgres.installing', 'on', true);
+  IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = rel AND tgname = '_tabgres_1_insert') THEN
+    EXECUTE format('CREATE TRIGGER _tabgres_0_check BEFORE UPDATE OR DELETE ON %s FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.check_identity()', t);
+    EXECUTE format('CREATE TRIGGER _tabgres_1_insert AFTER INSERT ON %s REFERENCING NEW TABLE AS _tabgres_new FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_insert()', t);
+    EXECUTE format('CREATE TRIGGER _tabgres_2_update AFTER UPDATE ON %s REFERENCING OLD TABLE AS _tabgres_old NEW TABLE AS _tabgres_new FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_update()', t);
+    EXECUTE format('CREATE TRIGGER _tabgres_3_delete AFTER DELETE ON %s REFERENCING OLD TABLE AS _tabgres_old FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_delete()', t);
+    EXECUTE format('CREATE TRIGGER _tabgres_4_truncate AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_truncate()', t);
+    -- Logical decoding sees every change, also under session_replication_role = replica.
+    EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER _tabgres_1_insert, ENABLE ALWAYS TRIGGER _tabgres_2_update, ENABLE ALWAYS TRIGGER _tabgres_3_delete, ENABLE ALWAYS TRIGGER _tabgres_4_truncate, ENABLE ALWAYS TRIGGER _tabgres_0_check', t);
+  END IF;
+  INSERT INTO _tabgres.relation_versions (relid, valid_after, shape)
+    VALUES (rel, _tabgres.position(), _tabgres.relation_shape(rel));
+  PERFORM set_config('tabgres.installing', 'off', true);
+END $$;
+
+CREATE OR REPLACE FUNCTION _tabgres.record_publications() RETURNS void
+LANGUAGE sql AS $$
+  INSERT INTO _tabgres.publication_versions (valid_after, publications)
+    VALUES (_tabgres.position(), _tabgres.publications_now())
+$$;
+
+CREATE OR REPLACE FUNCTION _tabgres.on_ddl() RETURNS event_trigger
+LANGUAGE plpgsql AS $$
+DECLARE r record;
+BEGIN
+  IF current_setting('tabgres.installing', true) = 'on' THEN RETURN; END IF;
+  IF tg_tag LIKE '%PUBLICATION%' THEN
+    PERFORM _tabgres.record_publications();
+    RETURN;
+  END IF;
+  -- COMMENT and SECURITY LABEL do not invalidate pgoutput's relation cache.
+  IF tg_tag IN ('COMMENT', 'SECURITY LABEL') THEN RETURN; END IF;
+  FOR r IN SELECT DISTINCT CASE WHEN c.relkind IN ('i', 'I') THEN i.indrelid ELSE c.oid END AS rel
+             FROM pg_event_trigger_ddl_commands() d
+             JOIN pg_class c ON d.classid = 'pg_class'::regclass AND c.oid = d.objid
+             LEFT JOIN pg_index i ON i.indexrelid = c.oid
+  LOOP
+    PERFORM _tabgres.track(r.rel);
+  END LOOP;
+END $$;
+
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_event_trigger WHERE evtname = '_tabgres_ddl') THEN
+    CREATE EVENT TRIGGER _tabgres_ddl ON ddl_command_end EXECUTE FUNCTION _tabgres.on_ddl();
+  END IF;
+END $$;
+
+-- Logical decoding messages. PGlite writes their WAL record but nothing decodes
+-- it, so these shims (found before pg_catalog on the search_path) capture them.
+CREATE OR REPLACE FUNCTION _tabgres_sql.pg_logical_emit_message(transactional boolean, prefix text, content bytea, flush boolean DEFAULT false)
+RETURNS pg_lsn LANGUAGE plpgsql AS $$
+DECLARE x bigint := _tabgres.xact();
+BEGIN
+  INSERT INTO _tabgres.changes (seq, xid, relid, op, new_row, old_row)
+    VALUES (nextval('_tabgres.change_seq'), x, 0, CASE WHEN transactional THEN 'M' ELSE 'm' END,
+            encode(content, 'hex'), prefix);
+  RETURN _tabgres_sql.pg_current_wal_lsn();
+END $$;
+
+CREATE OR REPLACE FUNCTION _tabgres_sql.pg_logical_emit_message(transactional boolean, prefix text, content text, flush boolean DEFAULT false)
+RETURNS pg_lsn LANGUAGE sql AS $$
+  SELECT _tabgres_sql.pg_logical_emit_message(transactional, prefix, convert_to(content, 'UTF8'), flush)
+$$;
+
+-- WAL positions as the replication stream numbers them (see lsn mapping in the reader).
+CREATE OR REPLACE FUNCTION _tabgres_sql.pg_current_wal_lsn() RETURNS pg_lsn
+LANGUAGE sql STABLE AS $$ SELECT '0/1000000'::pg_lsn + (_tabgres.position() * 64 + 48) $$;
+CREATE OR REPLACE FUNCTION _tabgres_sql.pg_current_wal_insert_lsn() RETURNS pg_lsn
+LANGUAGE sql STABLE AS $$ SELECT _tabgres_sql.pg_current_wal_lsn() $$;
+CREATE OR REPLACE FUNCTION _tabgres_sql.pg_current_wal_flush_lsn() RETURNS pg_lsn
+LANGUAGE sql STABLE AS $$ SELECT _tabgres_sql.pg_current_wal_lsn() $$;
+
+-- tabgres provides logical decoding, so it reports wal_level = logical.
+CREATE OR REPLACE FUNCTION _tabgres_sql.current_setting(setting_name text) RETURNS text
+LANGUAGE sql STABLE AS $$
+  SELECT CASE WHEN lower(setting_name) = 'wal_level' THEN 'logical' ELSE pg_catalog.current_setting(setting_name) END
+$$;
+CREATE OR REPLACE FUNCTION _tabgres_sql.current_setting(setting_name text, missing_ok boolean) RETURNS text
+LANGUAGE sql STABLE AS $$
+  SELECT CASE WHEN lower(setting_name) = 'wal_level' THEN 'logical' ELSE pg_catalog.current_setting(setting_name, missing_ok) END
+$$;
+
+CREATE OR REPLACE VIEW public._zero_replication_slots AS
+  SELECT slot_name, plugin, slot_type, database, temporary, restart_lsn::text AS restart_lsn,
+         confirmed_flush_lsn::text AS confirmed_flush_lsn, wal_status, created_at
+    FROM _tabgres.slots;
+
+-- Compatibility with the orez change records: a row's values as typed JSON.
+CREATE OR REPLACE FUNCTION _tabgres.row_json(rel oid, row_text text) RETURNS jsonb
+LANGUAGE plpgsql STABLE AS $$
+DECLARE j jsonb;
+BEGIN
+  IF row_text IS NULL THEN RETURN NULL; END IF;
+  EXECUTE format('SELECT to_jsonb($1::%s)', (SELECT reltype::regtype::text FROM pg_class WHERE oid = rel))
+    INTO j USING row_text;
+  RETURN j;
+END $$;
+`
+
+/** Track every existing user table and snapshot publications (idempotent). */
+export const TRACK_ALL_SQL = /* sql */ `
+SELECT _tabgres.track(c.oid) FROM pg_class c
+ WHERE _tabgres.is_user_table(c.oid)
+   AND NOT EXISTS (SELECT 1 FROM _tabgres.relation_versions v WHERE v.relid = c.oid);
+SELECT _tabgres.record_publications()
+ WHERE NOT EXISTS (SELECT 1 FROM _tabgres.publication_versions);
+`
+
+/** Put the shims before pg_catalog, for this session and for later ones. */
+export function searchPathSql(database: string): string {
+  const path = `"$user", public, ${SHIM_SCHEMA}, pg_catalog`
+  return `SET search_path = ${path}; ALTER DATABASE "${database.replace(/"/g, '""')}" SET search_path = ${path};`
+}
