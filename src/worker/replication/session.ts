@@ -1,0 +1,266 @@
+// One START_REPLICATION stream: the walsender loop for a logical slot.
+// Woken by the commit signal (NOTIFY from the capture's commit trigger), it
+// reads whole committed transactions in commit order and writes CopyData
+// frames carrying pgoutput messages; it answers standby status updates and
+// sends keepalives. The pure parts (tuples, relation messages) live in
+// ./output.ts; this file is the thin stateful loop.
+
+import type { PGlite } from '@electric-sql/pglite'
+import { ByteWriter, ProtocolError } from '../../shared/bytes'
+import { PgError } from '../../shared/errors'
+import type { Lsn } from '../../shared/lsn'
+import { MESSAGE_TRANSACTIONAL, type PgoutputMessage } from '../../shared/pgoutput'
+import { decodeFrame, encodeFrame } from '../../shared/replication-frames'
+import { copyData, copyDone, commandComplete } from '../wire/backend'
+import { encodePgoutput } from '../pgoutput/encode'
+import { CatalogHistory, isPublished, type Action, type RelationShape } from './catalog'
+import { idle } from './exclusive'
+import { subscribeCommits } from './notifier'
+import { changeMessage, relationMessages, hexToBytes } from './output'
+import { changeLsn, commitLsn, endLsn, positionLsn, seqAtOrBelow } from './positions'
+import { readBatch, resumePoint, type ChangeRow } from './reader'
+import { acquireSlot, confirmSlot, deleteSlot, releaseSlot } from './slots'
+
+export interface ReplicationWriter {
+  write(data: Uint8Array): void
+}
+
+export interface StreamOptions {
+  slot: string
+  temporarySlot: boolean
+  /** Requested start; the slot's confirmed_flush_lsn wins when greater. */
+  startLsn: Lsn
+  confirmedFlush: Lsn
+  /** null streams every table (orez compatibility). */
+  publications: string[] | null
+  messages: boolean
+  /** Keepalive interval while idle (PostgreSQL: wal_sender_timeout / 2). */
+  keepaliveMs?: number
+  /** Rows per change-log read. */
+  batchRows?: number
+}
+
+const ACTIONS: Record<string, Action | undefined> = { I: 'insert', U: 'update', D: 'delete', T: 'truncate' }
+
+const pgNow = (): bigint => BigInt(Date.now()) * 1000n - 946_684_800_000_000n
+
+export class ReplicationSession {
+  readonly done: Promise<void>
+  private stopped = false
+  private wake: (() => void) | null = null
+  private pending = false
+  private readonly catalog = new CatalogHistory()
+  /** relid -> "shapeVersion:publicationVersion" of the Relation last sent. */
+  private readonly sentRelations = new Map<number, string>()
+  private readonly frameWriter = new ByteWriter(1024)
+  private readonly msgWriter = new ByteWriter(1024)
+  private afterSeq = 0n
+  private threshold = -1n
+  private lastKeepaliveLsn: Lsn = -1n
+  private lastReplyAt = Date.now()
+  private pendingConfirm: Lsn | null = null
+  /** Transaction being streamed: Begin sent, Commit not yet. */
+  private open: { xid: bigint; lastSeq: bigint; commitTime: bigint } | null = null
+  private deferredMessages: PgoutputMessage[] = []
+  private copyDoneReceived = false
+
+  constructor(
+    private readonly db: PGlite,
+    private readonly writer: ReplicationWriter,
+    private readonly opts: StreamOptions,
+  ) {
+    acquireSlot(db, opts.slot, this)
+    const start = opts.startLsn > opts.confirmedFlush ? opts.startLsn : opts.confirmedFlush
+    this.threshold = seqAtOrBelow(start)
+    this.done = this.run().finally(() => this.cleanup())
+  }
+
+  /** A CopyData payload from the client (standby status update, feedback). */
+  receive(payload: Uint8Array): void {
+    const f = decodeFrame(payload)
+    if (f.tag === 'r') {
+      this.lastReplyAt = Date.now()
+      // flush is what the consumer has durably applied: that is confirmed_flush_lsn.
+      if (f.flushed > 0n) this.pendingConfirm = f.flushed
+      if (f.replyRequested) this.keepalive(false, true)
+      this.signal()
+    } else if (f.tag !== 'k') {
+      throw new ProtocolError(`unexpected replication frame '${f.tag}' from client`, 0)
+    }
+  }
+
+  /** Client CopyDone: finish like the walsender (keepalive, CopyDone, COPY 0). */
+  endCopy(): void {
+    this.copyDoneReceived = true
+    this.stop()
+  }
+
+  stop(): void {
+    this.stopped = true
+    this.signal()
+  }
+
+  private signal(): void {
+    this.pending = true
+    const w = this.wake
+    this.wake = null
+    w?.()
+  }
+
+  private async sleep(): Promise<void> {
+    if (this.pending || this.stopped) return
+    await new Promise<void>((r) => (this.wake = r))
+  }
+
+  private async run(): Promise<void> {
+    const unsubscribe = await subscribeCommits(this.db, () => this.signal())
+    const keepaliveMs = this.opts.keepaliveMs ?? 10_000
+    const timer = setInterval(() => {
+      if (this.db.closed) return this.stop()
+      if (Date.now() - this.lastReplyAt >= keepaliveMs) {
+        this.keepalive(true, true)
+        this.lastReplyAt = Date.now()
+      }
+    }, Math.min(250, keepaliveMs))
+    try {
+      this.afterSeq = await idle(this.db, (s) => resumePoint(s, this.threshold))
+      this.pending = true
+      while (!this.stopped) {
+        await this.sleep()
+        if (this.stopped) break
+        this.pending = false
+        await this.flushConfirm()
+        await this.pump()
+      }
+      await this.flushConfirm()
+      if (this.copyDoneReceived) {
+        this.keepalive(true, false)
+        this.writer.write(copyDone())
+        this.writer.write(commandComplete('COPY 0'))
+      }
+    } catch (e) {
+      if (this.db.closed) return
+      throw e
+    } finally {
+      clearInterval(timer)
+      unsubscribe()
+    }
+  }
+
+  private async flushConfirm(): Promise<void> {
+    const lsn = this.pendingConfirm
+    if (lsn === null || this.db.closed) return
+    this.pendingConfirm = null
+    await idle(this.db, (s) => confirmSlot(s, this.opts.slot, lsn), true)
+  }
+
+  /** Stream everything committed so far. */
+  private async pump(): Promise<void> {
+    const limit = this.opts.batchRows ?? 2000
+    for (;;) {
+      if (this.stopped || this.db.closed) return
+      const batch = await idle(this.db, async (s) => {
+        await this.catalog.refresh(s)
+        return readBatch(s, this.afterSeq, limit)
+      })
+      for (const row of batch.rows) {
+        if (this.open && row.xid !== this.open.xid) this.commit()
+        this.afterSeq = row.seq
+        if (row.lastSeq <= this.threshold) continue
+        this.apply(row)
+      }
+      if (batch.complete) {
+        if (this.open) this.commit()
+        this.keepalive(false, false, positionLsn(batch.position))
+        return
+      }
+    }
+  }
+
+  private begin(row: ChangeRow): void {
+    if (this.open) return
+    this.open = { xid: row.xid, lastSeq: row.lastSeq, commitTime: row.commitTime }
+    this.send(
+      { tag: 'B', finalLsn: commitLsn(row.lastSeq), commitTime: row.commitTime, xid: Number(row.xid & 0xffffffffn) },
+      changeLsn(row.seq),
+    )
+  }
+
+  private commit(): void {
+    const t = this.open!
+    this.open = null
+    const end = endLsn(t.lastSeq)
+    this.send({ tag: 'C', flags: 0, commitLsn: commitLsn(t.lastSeq), endLsn: end, commitTime: t.commitTime }, end)
+    for (const m of this.deferredMessages.splice(0)) this.send(m, (m as { lsn: Lsn }).lsn)
+  }
+
+  private apply(row: ChangeRow): void {
+    if (row.op === 'M' || row.op === 'm') {
+      if (!this.opts.messages) return
+      const m: PgoutputMessage = {
+        tag: 'M',
+        flags: row.op === 'M' ? MESSAGE_TRANSACTIONAL : 0,
+        lsn: changeLsn(row.seq),
+        prefix: row.oldRow ?? '',
+        content: hexToBytes(row.newRow ?? ''),
+      }
+      if (row.op === 'M') {
+        this.begin(row)
+        this.send(m, m.lsn)
+      } else if (this.open) {
+        // A non-transactional message goes out at once, never inside another
+        // transaction's Begin/Commit: hold it until this Commit.
+        this.deferredMessages.push(m)
+      } else {
+        this.send(m, m.lsn)
+      }
+      return
+    }
+    const rel = this.catalog.relation(row.relid, row.seq)
+    const shape = rel?.value
+    if (!rel || !shape) return // table dropped before it was ever described
+    const pubs = this.catalog.publicationsAt(row.seq)
+    const action = ACTIONS[row.op]
+    if (!action) throw new PgError({ code: 'XX000', message: `unknown change-log op "${row.op}"` })
+    const published = isPublished(pubs?.value ?? [], this.opts.publications, row.relid, shape, action)
+    if (!published) {
+      if (action === 'truncate') this.sentRelations.delete(row.relid)
+      return
+    }
+    const msg = changeMessage(row, shape)
+    if (!msg) return
+    this.begin(row)
+    this.ensureRelation(row.relid, shape, `${rel.id}:${pubs?.id ?? 0}`)
+    this.send(msg, changeLsn(row.seq))
+    // TRUNCATE gives the table a new relfilenode: pgoutput's relcache entry is
+    // invalidated and the Relation goes out again before the next change.
+    if (action === 'truncate') this.sentRelations.delete(row.relid)
+  }
+
+  private ensureRelation(relid: number, shape: RelationShape, version: string): void {
+    if (this.sentRelations.get(relid) === version) return
+    for (const m of relationMessages(relid, shape)) this.send(m, 0n)
+    this.sentRelations.set(relid, version)
+  }
+
+  private send(m: PgoutputMessage, walStart: Lsn): void {
+    const payload = encodePgoutput(m, this.msgWriter)
+    const frame = encodeFrame({ tag: 'w', walStart, walEnd: walStart, clock: pgNow(), data: payload }, this.frameWriter)
+    this.writer.write(copyData(frame))
+  }
+
+  private keepalive(force: boolean, replyRequested: boolean, at?: Lsn): void {
+    const lsn = at ?? (this.lastKeepaliveLsn < 0n ? positionLsn(this.afterSeq) : this.lastKeepaliveLsn)
+    if (!force && !replyRequested && lsn === this.lastKeepaliveLsn) return
+    this.lastKeepaliveLsn = lsn
+    this.writer.write(copyData(encodeFrame({ tag: 'k', walEnd: lsn, clock: pgNow(), replyRequested })))
+  }
+
+  private async cleanup(): Promise<void> {
+    releaseSlot(this.db, this.opts.slot, this)
+    if (this.opts.temporarySlot && !this.db.closed) {
+      await idle(this.db, (s) => deleteSlot(s, this.opts.slot), true).catch(() => {})
+    }
+  }
+}
+
