@@ -37,7 +37,8 @@ CREATE TABLE IF NOT EXISTS _tabgres.changes (
   relid oid NOT NULL,
   op "char" NOT NULL,      -- I U D T, M transactional message, m non-transactional
   new_row text,            -- record text; message content as hex
-  old_row text             -- record text; message prefix
+  old_row text,            -- record text; message prefix
+  toast_unchanged int2[]   -- UPDATE: 1-based fields whose out-of-line TOAST value was kept
 );
 
 CREATE TABLE IF NOT EXISTS _tabgres.xacts (
@@ -121,17 +122,41 @@ BEGIN
   RETURN NULL;
 END $$;
 
-CREATE OR REPLACE FUNCTION _tabgres.capture_update() RETURNS trigger
-LANGUAGE plpgsql ${PINNED} AS $$
-DECLARE x bigint := _tabgres.xact();
+-- UPDATE capture is generated per table (by _tabgres.track) because it names
+-- the table's variable-length columns: pgoutput sends an unchanged out-of-line
+-- TOAST value as 'u', which shows here as an equal TOAST chunk id in the old
+-- and new transition rows (transition tables keep the TOAST pointers).
+CREATE OR REPLACE FUNCTION _tabgres.define_capture_update(rel oid) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  fn text := format('_tabgres.capture_update_%s', rel);
+  checks text;
+  cols_old text;
+  cols_new text;
 BEGIN
-  -- Old and new transition rows are appended in lockstep, one pair per row.
-  INSERT INTO _tabgres.changes (seq, xid, relid, op, new_row, old_row)
-    SELECT nextval('_tabgres.change_seq'), x, TG_RELID, 'U', n.t, o.t
-      FROM (SELECT row_number() OVER () AS i, r::text AS t FROM _tabgres_new r) n
-      JOIN (SELECT row_number() OVER () AS i, r::text AS t FROM _tabgres_old r) o USING (i)
-     ORDER BY i;
-  RETURN NULL;
+  SELECT COALESCE(string_agg(format('CASE WHEN o.%1$I = n.%1$I THEN %2$s END', 'c' || pos, pos), ', '), ''),
+         COALESCE(string_agg(format(', pg_column_toast_chunk_id(r.%I) AS %I', attname, 'c' || pos), ''), '')
+    INTO checks, cols_new
+    FROM (SELECT a.attname, a.attlen, row_number() OVER (ORDER BY a.attnum) AS pos
+            FROM pg_attribute a WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped) f
+   WHERE attlen = -1;
+  cols_old := cols_new;
+  EXECUTE format($f$
+    CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql ${PINNED} AS $b$
+    DECLARE x bigint := _tabgres.xact();
+    BEGIN
+      -- Old and new transition rows are appended in lockstep, one pair per row.
+      INSERT INTO _tabgres.changes (seq, xid, relid, op, new_row, old_row, toast_unchanged)
+        SELECT nextval('_tabgres.change_seq'), x, TG_RELID, 'U', n.t, o.t, %s
+          FROM (SELECT row_number() OVER () AS i, r::text AS t %s FROM _tabgres_new r) n
+          JOIN (SELECT row_number() OVER () AS i, r::text AS t %s FROM _tabgres_old r) o USING (i)
+         ORDER BY i;
+      RETURN NULL;
+    END $b$ $f$,
+    fn,
+    CASE WHEN checks = '' THEN 'NULL::int2[]' ELSE format('array_remove(ARRAY[%s]::int2[], NULL)', checks) END,
+    cols_new, cols_old);
+  RETURN fn;
 END $$;
 
 CREATE OR REPLACE FUNCTION _tabgres.capture_delete() RETURNS trigger
@@ -188,12 +213,12 @@ LANGUAGE sql STABLE AS $$
   SELECT jsonb_build_object(
     'namespace', n.nspname,
     'name', c.relname,
-    'namespaceOid', n.oid,
+    'namespaceOid', n.oid::int8,
     'replicaIdentity', c.relreplident::text,
     'columns', COALESCE((
       SELECT jsonb_agg(jsonb_build_object(
                'name', a.attname,
-               'typeOid', a.atttypid,
+               'typeOid', a.atttypid::int8,
                'typeMod', a.atttypmod,
                'generated', a.attgenerated <> '',
                'key', CASE c.relreplident
@@ -224,8 +249,8 @@ LANGUAGE sql STABLE AS $$
     'name', p.pubname,
     'allTables', p.puballtables,
     'insert', p.pubinsert, 'update', p.pubupdate, 'delete', p.pubdelete, 'truncate', p.pubtruncate,
-    'relids', COALESCE((SELECT jsonb_agg(pr.prrelid) FROM pg_publication_rel pr WHERE pr.prpubid = p.oid), '[]'),
-    'schemas', COALESCE((SELECT jsonb_agg(pn.pnnspid) FROM pg_publication_namespace pn WHERE pn.pnpubid = p.oid), '[]')
+    'relids', COALESCE((SELECT jsonb_agg(pr.prrelid::int8) FROM pg_publication_rel pr WHERE pr.prpubid = p.oid), '[]'),
+    'schemas', COALESCE((SELECT jsonb_agg(pn.pnnspid::int8) FROM pg_publication_namespace pn WHERE pn.pnpubid = p.oid), '[]')
   )), '[]'::jsonb) FROM pg_publication p
 $$;
 
@@ -241,14 +266,18 @@ $$;
 -- Installs the capture triggers on one table (idempotent) and records its shape.
 CREATE OR REPLACE FUNCTION _tabgres.track(rel oid) RETURNS void
 LANGUAGE plpgsql AS $$
-DECLARE t text := rel::regclass::text;
+DECLARE
+  t text := rel::regclass::text;
+  upd text;
 BEGIN
   IF NOT _tabgres.is_user_table(rel) THEN RETURN; END IF;
   PERFORM set_config('tabgres.installing', 'on', true);
+  -- Regenerated on every DDL of the table: its columns may have changed.
+  upd := _tabgres.define_capture_update(rel);
   IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = rel AND tgname = '_tabgres_1_insert') THEN
     EXECUTE format('CREATE TRIGGER _tabgres_0_check BEFORE UPDATE OR DELETE ON %s FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.check_identity()', t);
     EXECUTE format('CREATE TRIGGER _tabgres_1_insert AFTER INSERT ON %s REFERENCING NEW TABLE AS _tabgres_new FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_insert()', t);
-    EXECUTE format('CREATE TRIGGER _tabgres_2_update AFTER UPDATE ON %s REFERENCING OLD TABLE AS _tabgres_old NEW TABLE AS _tabgres_new FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_update()', t);
+    EXECUTE format('CREATE TRIGGER _tabgres_2_update AFTER UPDATE ON %s REFERENCING OLD TABLE AS _tabgres_old NEW TABLE AS _tabgres_new FOR EACH STATEMENT EXECUTE FUNCTION %s()', t, upd);
     EXECUTE format('CREATE TRIGGER _tabgres_3_delete AFTER DELETE ON %s REFERENCING OLD TABLE AS _tabgres_old FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_delete()', t);
     EXECUTE format('CREATE TRIGGER _tabgres_4_truncate AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_truncate()', t);
     -- Logical decoding sees every change, also under session_replication_role = replica.

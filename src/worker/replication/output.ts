@@ -41,11 +41,19 @@ function fields(text: string, shape: RelationShape): (string | null)[] {
 
 const col = (v: string | null): TupleColumn => (v === null ? { kind: 'n' } : { kind: 't', value: v })
 
-function tuple<K extends 'N' | 'K' | 'O'>(kind: K, values: (string | null)[], shape: RelationShape, keyOnly = false): Tuple<K> {
+function tuple<K extends 'N' | 'K' | 'O'>(
+  kind: K,
+  values: (string | null)[],
+  shape: RelationShape,
+  keyOnly = false,
+  unchangedToast: number[] | null = null,
+): Tuple<K> {
   const columns: TupleColumn[] = []
   shape.columns.forEach((c, i) => {
     if (c.generated) return
-    columns.push(keyOnly && !c.key ? { kind: 'n' } : col(values[i]))
+    if (keyOnly && !c.key) columns.push({ kind: 'n' })
+    else if (unchangedToast?.includes(i + 1)) columns.push({ kind: 'u' })
+    else columns.push(col(values[i]))
   })
   return { kind, columns }
 }
@@ -63,13 +71,14 @@ export function changeMessage(row: ChangeRow, shape: RelationShape): PgoutputMes
     case 'U': {
       const nv = fields(row.newRow!, shape)
       const ov = fields(row.oldRow!, shape)
+      const u = row.toastUnchanged
       if (shape.replicaIdentity === 'f') {
-        return { tag: 'U', relationOid, old: tuple('O', ov, shape), new: tuple('N', nv, shape) }
+        return { tag: 'U', relationOid, old: tuple('O', ov, shape), new: tuple('N', nv, shape, false, u) }
       }
       // The old key is logged only when a key column changed.
       const keyChanged = shape.columns.some((c, i) => c.key && ov[i] !== nv[i])
-      if (keyChanged) return { tag: 'U', relationOid, old: tuple('K', ov, shape, true), new: tuple('N', nv, shape) }
-      return { tag: 'U', relationOid, new: tuple('N', nv, shape) }
+      if (keyChanged) return { tag: 'U', relationOid, old: tuple('K', ov, shape, true), new: tuple('N', nv, shape, false, u) }
+      return { tag: 'U', relationOid, new: tuple('N', nv, shape, false, u) }
     }
     case 'D': {
       if (!hasIdentity(shape)) return null

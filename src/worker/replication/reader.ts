@@ -17,6 +17,8 @@ export interface ChangeRow {
   lastSeq: bigint
   /** Commit time, microseconds since 2000-01-01 UTC. */
   commitTime: bigint
+  /** UPDATE: 1-based fields whose stored TOAST value was left unchanged. */
+  toastUnchanged: number[] | null
 }
 
 export interface Batch {
@@ -30,13 +32,14 @@ export interface Batch {
 export async function readBatch(s: IdleSession, afterSeq: bigint, limit: number): Promise<Batch> {
   const raw = await s.query(
     `SELECT c.seq, c.xid, c.relid, c.op, c.new_row, c.old_row, x.last_seq,
+            c.toast_unchanged,
             (extract(epoch FROM x.commit_time - timestamptz '2000-01-01 00:00:00+00') * 1000000)::bigint
        FROM _tabgres.changes c JOIN _tabgres.xacts x ON x.xid = c.xid
       WHERE c.seq > ${afterSeq} ORDER BY c.seq LIMIT ${limit}`,
   )
   const [[position]] = await s.query('SELECT _tabgres.position()')
   const rows = raw.map(
-    ([seq, xid, relid, op, newRow, oldRow, lastSeq, commitTime]): ChangeRow => ({
+    ([seq, xid, relid, op, newRow, oldRow, lastSeq, toast, commitTime]): ChangeRow => ({
       seq: BigInt(seq!),
       xid: BigInt(xid!),
       relid: Number(relid),
@@ -45,6 +48,7 @@ export async function readBatch(s: IdleSession, afterSeq: bigint, limit: number)
       oldRow,
       lastSeq: BigInt(lastSeq!),
       commitTime: BigInt(commitTime!),
+      toastUnchanged: toast && toast !== '{}' ? toast.slice(1, -1).split(',').map(Number) : null,
     }),
   )
   return { rows, complete: rows.length < limit, position: BigInt(position!) }

@@ -63,6 +63,9 @@ export class ReplicationSession {
   private open: { xid: bigint; lastSeq: bigint; commitTime: bigint } | null = null
   private deferredMessages: PgoutputMessage[] = []
   private copyDoneReceived = false
+  /** The transaction whose non-transactional messages were already sent ahead of it. */
+  private scannedXid = -1n
+  private scannedUpTo = -1n
 
   constructor(
     private readonly db: PGlite,
@@ -163,10 +166,23 @@ export class ReplicationSession {
         await this.catalog.refresh(s)
         return readBatch(s, this.afterSeq, limit)
       })
-      for (const row of batch.rows) {
+      const rows = batch.rows
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[i]
         if (this.open && row.xid !== this.open.xid) this.commit()
         this.afterSeq = row.seq
         if (row.lastSeq <= this.threshold) continue
+        if (!this.open && row.xid !== this.scannedXid) {
+          // PostgreSQL decodes a transaction at its commit, so its
+          // non-transactional messages (sent at once) precede its Begin.
+          this.scannedXid = row.xid
+          let j = i
+          for (; j < rows.length && rows[j].xid === row.xid; j++) {
+            if (rows[j].op === 'm') this.apply(rows[j])
+          }
+          this.scannedUpTo = rows[j - 1].seq
+        }
+        if (row.op === 'm' && row.xid === this.scannedXid && !this.lateMessage(row)) continue
         this.apply(row)
       }
       if (batch.complete) {
@@ -175,6 +191,11 @@ export class ReplicationSession {
         return
       }
     }
+  }
+
+  /** A non-transactional message of the scanned transaction that lay beyond the scanned batch. */
+  private lateMessage(row: ChangeRow): boolean {
+    return row.seq > this.scannedUpTo
   }
 
   private begin(row: ChangeRow): void {
