@@ -80,6 +80,13 @@ LANGUAGE sql STABLE AS $$
   SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM _tabgres.change_seq
 $$;
 
+-- Claims sequence numbers base+1 .. base+k in one step (one nextval per row
+-- would dominate a bulk statement). Safe: PGlite runs one statement at a time.
+CREATE OR REPLACE FUNCTION _tabgres.claim(base bigint, k bigint) RETURNS void
+LANGUAGE sql AS $$
+  SELECT setval('_tabgres.change_seq', base + k) WHERE k > 0
+$$;
+
 -- Registers the current transaction once and returns its xid.
 CREATE OR REPLACE FUNCTION _tabgres.xact() RETURNS bigint
 LANGUAGE plpgsql AS $$
@@ -115,10 +122,12 @@ END $$;
 
 CREATE OR REPLACE FUNCTION _tabgres.capture_insert() RETURNS trigger
 LANGUAGE plpgsql ${PINNED} AS $$
-DECLARE x bigint := _tabgres.xact();
+DECLARE x bigint := _tabgres.xact(); base bigint := _tabgres.position(); k bigint;
 BEGIN
   INSERT INTO _tabgres.changes (seq, xid, relid, op, new_row)
-    SELECT nextval('_tabgres.change_seq'), x, TG_RELID, 'I', n::text FROM _tabgres_new n;
+    SELECT base + row_number() OVER (), x, TG_RELID, 'I', n::text FROM _tabgres_new n;
+  GET DIAGNOSTICS k = ROW_COUNT;
+  PERFORM _tabgres.claim(base, k);
   RETURN NULL;
 END $$;
 
@@ -143,14 +152,16 @@ BEGIN
   cols_old := cols_new;
   EXECUTE format($f$
     CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql ${PINNED} AS $b$
-    DECLARE x bigint := _tabgres.xact();
+    DECLARE x bigint := _tabgres.xact(); base bigint := _tabgres.position(); k bigint;
     BEGIN
       -- Old and new transition rows are appended in lockstep, one pair per row.
       INSERT INTO _tabgres.changes (seq, xid, relid, op, new_row, old_row, toast_unchanged)
-        SELECT nextval('_tabgres.change_seq'), x, TG_RELID, 'U', n.t, o.t, %s
+        SELECT base + i, x, TG_RELID, 'U', n.t, o.t, %s
           FROM (SELECT row_number() OVER () AS i, r::text AS t %s FROM _tabgres_new r) n
           JOIN (SELECT row_number() OVER () AS i, r::text AS t %s FROM _tabgres_old r) o USING (i)
          ORDER BY i;
+      GET DIAGNOSTICS k = ROW_COUNT;
+      PERFORM _tabgres.claim(base, k);
       RETURN NULL;
     END $b$ $f$,
     fn,
@@ -161,10 +172,12 @@ END $$;
 
 CREATE OR REPLACE FUNCTION _tabgres.capture_delete() RETURNS trigger
 LANGUAGE plpgsql ${PINNED} AS $$
-DECLARE x bigint := _tabgres.xact();
+DECLARE x bigint := _tabgres.xact(); base bigint := _tabgres.position(); k bigint;
 BEGIN
   INSERT INTO _tabgres.changes (seq, xid, relid, op, old_row)
-    SELECT nextval('_tabgres.change_seq'), x, TG_RELID, 'D', o::text FROM _tabgres_old o;
+    SELECT base + row_number() OVER (), x, TG_RELID, 'D', o::text FROM _tabgres_old o;
+  GET DIAGNOSTICS k = ROW_COUNT;
+  PERFORM _tabgres.claim(base, k);
   RETURN NULL;
 END $$;
 

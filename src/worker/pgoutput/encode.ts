@@ -20,6 +20,12 @@ function writeTuple(w: ByteWriter, t: Tuple): void {
 /** Encode one message; the result is a fresh copy the caller may transfer. */
 export function encodePgoutput(m: PgoutputMessage, w = new ByteWriter()): Uint8Array {
   w.reset()
+  writePgoutput(w, m)
+  return w.toBytes()
+}
+
+/** Append one message to w (lets the caller build its frame headers around it in one buffer). */
+export function writePgoutput(w: ByteWriter, m: PgoutputMessage): void {
   w.char(m.tag)
   switch (m.tag) {
     case 'B':
@@ -60,5 +66,4 @@ export function encodePgoutput(m: PgoutputMessage, w = new ByteWriter()): Uint8A
       w.uint8(m.flags).uint64(m.lsn).cstring(m.prefix).int32(m.content.length).bytes(m.content)
       break
   }
-  return w.toBytes()
 }

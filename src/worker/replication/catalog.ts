@@ -2,7 +2,7 @@
 // Both are versioned by the capture (capture/schema.sql.ts) so a reader that
 // lags behind DDL still describes each change as it was written.
 
-import type { IdleSession } from './exclusive'
+import type { Rows } from './exclusive'
 
 export interface ColumnShape {
   name: string
@@ -66,11 +66,15 @@ export class CatalogHistory {
   private lastRelationId = 0
   private lastPublicationId = 0
 
-  /** Load versions recorded since the last refresh (cheap when nothing changed). */
-  async refresh(s: IdleSession): Promise<void> {
-    const rels = await s.query(
-      `SELECT id, relid, valid_after, shape FROM _tabgres.relation_versions WHERE id > ${this.lastRelationId} ORDER BY id`,
+  /** SQL for the versions recorded since the last refresh: two result sets for apply(). */
+  refreshSql(): string {
+    return (
+      `SELECT id, relid, valid_after, shape FROM _tabgres.relation_versions WHERE id > ${this.lastRelationId} ORDER BY id;` +
+      `SELECT id, valid_after, publications FROM _tabgres.publication_versions WHERE id > ${this.lastPublicationId} ORDER BY id;`
     )
+  }
+
+  apply(rels: Rows, pubs: Rows): void {
     for (const [id, relid, validAfter, shape] of rels) {
       const rid = Number(relid)
       let h = this.relations.get(rid)
@@ -78,9 +82,6 @@ export class CatalogHistory {
       h.add({ id: Number(id), validAfter: BigInt(validAfter!), value: shape ? (JSON.parse(shape) as RelationShape) : null })
       this.lastRelationId = Number(id)
     }
-    const pubs = await s.query(
-      `SELECT id, valid_after, publications FROM _tabgres.publication_versions WHERE id > ${this.lastPublicationId} ORDER BY id`,
-    )
     for (const [id, validAfter, publications] of pubs) {
       this.publications.add({ id: Number(id), validAfter: BigInt(validAfter!), value: JSON.parse(publications!) })
       this.lastPublicationId = Number(id)

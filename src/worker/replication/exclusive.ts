@@ -25,21 +25,42 @@ interface Message {
   status?: string
 }
 
-async function run(db: PGlite, sql: string, sync: boolean): Promise<{ rows: Rows; status: string }> {
+/** One simple-query round trip; returns every result set and the final transaction status. */
+async function run(db: PGlite, sql: string, sync: boolean): Promise<{ sets: Rows[]; status: string }> {
   let result
   try {
     result = await db.execProtocol(protocol.serialize.query(sql), { syncToFs: sync, throwOnError: true })
   } catch (e) {
     throw toPgError(e)
   }
-  let rows: Rows = []
+  const sets: Rows[] = []
   let status = '?'
   for (const m of result.messages as unknown as Message[]) {
-    if (m.name === 'rowDescription') rows = []
-    else if (m.name === 'dataRow') rows.push(m.fields!)
+    if (m.name === 'rowDescription') sets.push([])
+    else if (m.name === 'dataRow') sets[sets.length - 1].push(m.fields!)
     else if (m.name === 'readyForQuery') status = m.status!
   }
-  return { rows, status }
+  return { sets, status }
+}
+
+/**
+ * Runs read-only SQL (several statements allowed) in one round trip, or
+ * returns BUSY. No probe is needed: if an application transaction block was
+ * open, the read ran inside it and ends in status 'T' or 'E', and its result,
+ * which may include uncommitted rows, is discarded.
+ */
+export async function readWhenIdle(db: PGlite, sql: string): Promise<Rows[] | typeof BUSY> {
+  return db.runExclusive(async () => {
+    let r
+    try {
+      r = await run(db, sql, false)
+    } catch (e) {
+      // 25P02: the application's open transaction had already failed.
+      if (toPgError(e).code === '25P02') return BUSY
+      throw e
+    }
+    return r.status === 'I' ? r.sets : BUSY
+  })
 }
 
 /**
@@ -56,7 +77,7 @@ export async function whenIdle<T>(
     const probe = await run(db, '', false)
     if (probe.status !== 'I') return BUSY
     return fn({
-      query: async (sql) => (await run(db, sql, durable)).rows,
+      query: async (sql) => (await run(db, sql, durable)).sets.at(-1) ?? [],
     })
   })
 }
@@ -67,13 +88,18 @@ export function literal(s: string): string {
   return `'${s.replace(/'/g, "''")}'`
 }
 
+/** Wait a little while an application transaction is open. */
+export async function backoff(attempt: number): Promise<void> {
+  // No commit signal fires for a rollback or for a transaction with no
+  // captured change, so the end of a transaction block is polled, briefly.
+  await new Promise((res) => setTimeout(res, Math.min(2 ** attempt, 50)))
+}
+
 /** Retry fn until the application has no transaction open. */
 export async function idle<T>(db: PGlite, fn: (s: IdleSession) => Promise<T>, durable = false): Promise<T> {
-  for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+  for (let attempt = 0; ; attempt++) {
     const r = await whenIdle(db, fn, durable)
     if (r !== BUSY) return r
-    // An application transaction is open; wait for it to end (no commit signal
-    // fires for a rollback or for a transaction with no captured change).
-    await new Promise((res) => setTimeout(res, delay))
+    await backoff(attempt)
   }
 }

@@ -3,7 +3,7 @@
 // a committed transaction; PGlite runs one transaction at a time, so each
 // transaction's rows form one contiguous run of sequence numbers.
 
-import type { IdleSession } from './exclusive'
+import type { IdleSession, Rows } from './exclusive'
 
 export interface ChangeRow {
   seq: bigint
@@ -29,15 +29,16 @@ export interface Batch {
   position: bigint
 }
 
-export async function readBatch(s: IdleSession, afterSeq: bigint, limit: number): Promise<Batch> {
-  const raw = await s.query(
-    `SELECT c.seq, c.xid, c.relid, c.op, c.new_row, c.old_row, x.last_seq,
-            c.toast_unchanged,
+/** SQL for one batch: two result sets (rows, position) for parseBatch(). */
+export function batchSql(afterSeq: bigint, limit: number): string {
+  return `SELECT c.seq, c.xid, c.relid, c.op, c.new_row, c.old_row, x.last_seq, c.toast_unchanged,
             (extract(epoch FROM x.commit_time - timestamptz '2000-01-01 00:00:00+00') * 1000000)::bigint
        FROM _tabgres.changes c JOIN _tabgres.xacts x ON x.xid = c.xid
-      WHERE c.seq > ${afterSeq} ORDER BY c.seq LIMIT ${limit}`,
-  )
-  const [[position]] = await s.query('SELECT _tabgres.position()')
+      WHERE c.seq > ${afterSeq} ORDER BY c.seq LIMIT ${limit};
+    SELECT _tabgres.position();`
+}
+
+export function parseBatch(raw: Rows, positionSet: Rows, limit: number): Batch {
   const rows = raw.map(
     ([seq, xid, relid, op, newRow, oldRow, lastSeq, toast, commitTime]): ChangeRow => ({
       seq: BigInt(seq!),
@@ -51,7 +52,7 @@ export async function readBatch(s: IdleSession, afterSeq: bigint, limit: number)
       toastUnchanged: toast && toast !== '{}' ? toast.slice(1, -1).split(',').map(Number) : null,
     }),
   )
-  return { rows, complete: rows.length < limit, position: BigInt(position!) }
+  return { rows, complete: rows.length < limit, position: BigInt(positionSet[0][0]!) }
 }
 
 /** Where to resume so that every transaction with last seq > `threshold` is read whole. */

@@ -12,13 +12,13 @@ import type { Lsn } from '../../shared/lsn'
 import { MESSAGE_TRANSACTIONAL, type PgoutputMessage } from '../../shared/pgoutput'
 import { decodeFrame, encodeFrame } from '../../shared/replication-frames'
 import { copyData, copyDone, commandComplete } from '../wire/backend'
-import { encodePgoutput } from '../pgoutput/encode'
+import { writePgoutput } from '../pgoutput/encode'
 import { CatalogHistory, isPublished, type Action, type RelationShape } from './catalog'
-import { idle } from './exclusive'
+import { BUSY, backoff, idle, readWhenIdle } from './exclusive'
 import { subscribeCommits } from './notifier'
 import { changeMessage, relationMessages, hexToBytes } from './output'
 import { changeLsn, commitLsn, endLsn, positionLsn, seqAtOrBelow } from './positions'
-import { readBatch, resumePoint, type ChangeRow } from './reader'
+import { batchSql, parseBatch, resumePoint, type ChangeRow } from './reader'
 import { acquireSlot, confirmSlot, deleteSlot, releaseSlot } from './slots'
 
 export interface ReplicationWriter {
@@ -52,8 +52,7 @@ export class ReplicationSession {
   private readonly catalog = new CatalogHistory()
   /** relid -> "shapeVersion:publicationVersion" of the Relation last sent. */
   private readonly sentRelations = new Map<number, string>()
-  private readonly frameWriter = new ByteWriter(1024)
-  private readonly msgWriter = new ByteWriter(1024)
+  private readonly frameWriter = new ByteWriter(4096)
   private afterSeq = 0n
   private threshold = -1n
   private lastKeepaliveLsn: Lsn = -1n
@@ -160,12 +159,17 @@ export class ReplicationSession {
   /** Stream everything committed so far. */
   private async pump(): Promise<void> {
     const limit = this.opts.batchRows ?? 2000
+    let busy = 0
     for (;;) {
       if (this.stopped || this.db.closed) return
-      const batch = await idle(this.db, async (s) => {
-        await this.catalog.refresh(s)
-        return readBatch(s, this.afterSeq, limit)
-      })
+      const sets = await readWhenIdle(this.db, this.catalog.refreshSql() + batchSql(this.afterSeq, limit))
+      if (sets === BUSY) {
+        await backoff(busy++)
+        continue
+      }
+      busy = 0
+      this.catalog.apply(sets[0], sets[1])
+      const batch = parseBatch(sets[2], sets[3], limit)
       const rows = batch.rows
       for (let i = 0; i < rows.length; i++) {
         const row = rows[i]
@@ -264,10 +268,14 @@ export class ReplicationSession {
     this.sentRelations.set(relid, version)
   }
 
+  /** CopyData('d') around XLogData('w') around the pgoutput message, built in one buffer. */
   private send(m: PgoutputMessage, walStart: Lsn): void {
-    const payload = encodePgoutput(m, this.msgWriter)
-    const frame = encodeFrame({ tag: 'w', walStart, walEnd: walStart, clock: pgNow(), data: payload }, this.frameWriter)
-    this.writer.write(copyData(frame))
+    const w = this.frameWriter
+    w.reset()
+    w.char('d').int32(0).char('w').uint64(walStart).uint64(walStart).int64(pgNow())
+    writePgoutput(w, m)
+    w.patchInt32(1, w.length - 1)
+    this.writer.write(w.toBytes())
   }
 
   private keepalive(force: boolean, replyRequested: boolean, at?: Lsn): void {
