@@ -3,6 +3,8 @@
 // decoded by the conformance kit's own decoder, independent of ours.
 
 import { PGlite } from '@electric-sql/pglite'
+// A third-party pgoutput parser (it parses values by type OID), used as is.
+import { PgoutputParser } from 'pg-logical-replication/dist/output-plugins/pgoutput/pgoutput-parser.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { installChangeTracking } from '../../src/worker/replication/change-tracker'
 import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/worker/replication/handler'
@@ -82,5 +84,27 @@ describe.skipIf(!conformanceAvailable())('conformance: workload A', () => {
     }
     expect(diffs.join('\n')).toBe('')
     expect(ours.length).toBe(theirs.length)
+  })
+
+  it("pg-logical-replication's pgoutput parser decodes every frame", () => {
+    const parser = new PgoutputParser()
+    const ours = payloads(stream)
+    const tags: Record<string, number> = {}
+    let firstInsert: Record<string, unknown> | undefined
+    for (const p of ours) {
+      const m = parser.parse(Buffer.from(p))
+      tags[m.tag] = (tags[m.tag] ?? 0) + 1
+      if (m.tag === 'insert' && !firstInsert) firstInsert = m.new
+    }
+    expect(tags).toEqual(
+      Object.fromEntries(
+        Object.entries(golden('A.json').counts.byTag as Record<string, number>).map(([k, v]) => [
+            { B: 'begin', C: 'commit', R: 'relation', Y: 'type', I: 'insert', U: 'update', D: 'delete', T: 'truncate', M: 'message' }[k],
+            k === 'M' ? v - Object.keys(NOT_SENT).length : v,
+          ]),
+      ),
+    )
+    // Values typed by their real OIDs: int4 as number, bool as boolean, int4[] as an array.
+    expect(firstInsert).toMatchObject({ id: 1, c_int2: 1, c_int4: 2, c_bool: true, c_text: 'hello', c_int4_arr: [1, 2, 3] })
   })
 })

@@ -3,7 +3,8 @@
 // Why this shape:
 // - Statement-level AFTER triggers with transition tables capture a whole
 //   statement with one INSERT ... SELECT (a row trigger would pay a PL/pgSQL
-//   call per row). Each row is stored as its record text (`row::text`): every
+//   call per row). Each row is stored as its record text (`ROW(r.*)::text`,
+//   never `r::text`, which a column named `r` would capture instead): every
 //   field is the type's text output function, exactly what pgoutput sends.
 // - Capture functions pin the output settings (SET clauses) so stored text is
 //   canonical whatever the writer session set.
@@ -125,7 +126,7 @@ LANGUAGE plpgsql ${PINNED} AS $$
 DECLARE x bigint := _tabgres.xact(); base bigint := _tabgres.position(); k bigint;
 BEGIN
   INSERT INTO _tabgres.changes (seq, xid, relid, op, new_row)
-    SELECT base + row_number() OVER (), x, TG_RELID, 'I', n::text FROM _tabgres_new n;
+    SELECT base + row_number() OVER (), x, TG_RELID, 'I', ROW(n.*)::text FROM _tabgres_new n;
   GET DIAGNOSTICS k = ROW_COUNT;
   PERFORM _tabgres.claim(base, k);
   RETURN NULL;
@@ -157,8 +158,8 @@ BEGIN
       -- Old and new transition rows are appended in lockstep, one pair per row.
       INSERT INTO _tabgres.changes (seq, xid, relid, op, new_row, old_row, toast_unchanged)
         SELECT base + i, x, TG_RELID, 'U', n.t, o.t, %s
-          FROM (SELECT row_number() OVER () AS i, r::text AS t %s FROM _tabgres_new r) n
-          JOIN (SELECT row_number() OVER () AS i, r::text AS t %s FROM _tabgres_old r) o USING (i)
+          FROM (SELECT row_number() OVER () AS i, ROW(r.*)::text AS t %s FROM _tabgres_new r) n
+          JOIN (SELECT row_number() OVER () AS i, ROW(r.*)::text AS t %s FROM _tabgres_old r) o USING (i)
          ORDER BY i;
       GET DIAGNOSTICS k = ROW_COUNT;
       PERFORM _tabgres.claim(base, k);
@@ -175,7 +176,7 @@ LANGUAGE plpgsql ${PINNED} AS $$
 DECLARE x bigint := _tabgres.xact(); base bigint := _tabgres.position(); k bigint;
 BEGIN
   INSERT INTO _tabgres.changes (seq, xid, relid, op, old_row)
-    SELECT base + row_number() OVER (), x, TG_RELID, 'D', o::text FROM _tabgres_old o;
+    SELECT base + row_number() OVER (), x, TG_RELID, 'D', ROW(o.*)::text FROM _tabgres_old o;
   GET DIAGNOSTICS k = ROW_COUNT;
   PERFORM _tabgres.claim(base, k);
   RETURN NULL;

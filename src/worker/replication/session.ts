@@ -7,11 +7,11 @@
 
 import type { PGlite } from '@electric-sql/pglite'
 import { ByteWriter, ProtocolError } from '../../shared/bytes'
-import { PgError } from '../../shared/errors'
+import { PgError, toPgError } from '../../shared/errors'
 import type { Lsn } from '../../shared/lsn'
 import { MESSAGE_TRANSACTIONAL, type PgoutputMessage } from '../../shared/pgoutput'
 import { decodeFrame, encodeFrame } from '../../shared/replication-frames'
-import { copyData, copyDone, commandComplete } from '../wire/backend'
+import { copyData, copyDone, commandComplete, errorResponse } from '../wire/backend'
 import { writePgoutput } from '../pgoutput/encode'
 import { CatalogHistory, isPublished, type Action, type RelationShape } from './catalog'
 import { BUSY, backoff, idle, readWhenIdle } from './exclusive'
@@ -142,6 +142,8 @@ export class ReplicationSession {
       }
     } catch (e) {
       if (this.db.closed) return
+      // The walsender ends the stream with an ErrorResponse.
+      this.writer.write(errorResponse(toPgError(e)))
       throw e
     } finally {
       clearInterval(timer)
