@@ -62,6 +62,7 @@ export class ReplicationSession {
   private open: { xid: bigint; lastSeq: bigint; commitTime: bigint } | null = null
   private deferredMessages: PgoutputMessage[] = []
   private copyDoneReceived = false
+  private replyWanted = false
   /** The transaction whose non-transactional messages were already sent ahead of it. */
   private scannedXid = -1n
   private scannedUpTo = -1n
@@ -120,8 +121,11 @@ export class ReplicationSession {
     const timer = setInterval(() => {
       if (this.db.closed) return this.stop()
       if (Date.now() - this.lastReplyAt >= keepaliveMs) {
-        this.keepalive(true, true)
+        // A silent consumer is asked for a reply; a read first brings the
+        // position up to date (rollbacks advance it without a commit signal).
+        this.replyWanted = true
         this.lastReplyAt = Date.now()
+        this.signal()
       }
     }, Math.min(250, keepaliveMs))
     try {
@@ -193,7 +197,8 @@ export class ReplicationSession {
       }
       if (batch.complete) {
         if (this.open) this.commit()
-        this.keepalive(false, false, positionLsn(batch.position))
+        this.keepalive(this.replyWanted, this.replyWanted, positionLsn(batch.position))
+        this.replyWanted = false
         return
       }
     }
