@@ -245,3 +245,34 @@ describe('engine', () => {
     )
   })
 })
+
+describe('slots in use', () => {
+  let db: PGlite
+  beforeAll(async () => {
+    db = new PGlite()
+    await installChangeTracking(db)
+    await db.exec(`CREATE TABLE t (id int PRIMARY KEY); CREATE PUBLICATION p FOR ALL TABLES`)
+  })
+  afterAll(async () => {
+    await db.close()
+  })
+
+  it('a streaming slot answers 55006 to a second stream and to DROP; DROP ... WAIT waits for the stream to end', async () => {
+    const s = await openStream(db, 'p')
+    const rec = recordStream()
+    await expect(
+      handleStartReplication(`START_REPLICATION SLOT ${s.slot} LOGICAL 0/0 (proto_version '1', publication_names 'p')`, rec.writer, db, { mode: 'postgres' }),
+    ).rejects.toMatchObject({ code: '55006' })
+    expect(errorCode(await handleReplicationQuery(`DROP_REPLICATION_SLOT ${s.slot}`, db, { mode: 'postgres' }))).toBe('55006')
+    let dropped = false
+    const drop = handleReplicationQuery(`DROP_REPLICATION_SLOT ${s.slot} WAIT`, db, { mode: 'postgres' }).then((r) => {
+      dropped = true
+      return r
+    })
+    await Promise.resolve()
+    expect(dropped).toBe(false)
+    await s.stop()
+    expect((await drop)![0]).toBe(0x43) // CommandComplete
+    expect((await db.query(`SELECT count(*)::int AS n FROM _tabgres.slots WHERE slot_name = '${s.slot}'`)).rows[0]).toEqual({ n: 0 })
+  })
+})

@@ -8,8 +8,16 @@ import { fileURLToPath } from 'node:url'
 const here = dirname(fileURLToPath(import.meta.url))
 export const CONFORMANCE_DIR = resolve(process.env.TABGRES_CONFORMANCE ?? join(here, '../../../shared/conformance'))
 
+/**
+ * Whether the captures are there. Locally a missing ../shared skips the
+ * conformance tests; in CI (CI=true) it is an error, so they never skip silently.
+ */
 export function conformanceAvailable(): boolean {
-  return existsSync(join(CONFORMANCE_DIR, 'golden', 'A.json'))
+  const ok = existsSync(join(CONFORMANCE_DIR, 'golden', 'A.json'))
+  if (!ok && process.env.CI) {
+    throw new Error(`conformance captures not found at ${CONFORMANCE_DIR} (set TABGRES_CONFORMANCE)`)
+  }
+  return ok
 }
 
 export function golden<T = any>(name: string): T {

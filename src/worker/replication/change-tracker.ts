@@ -26,6 +26,8 @@ export async function installChangeTracking(db: PGlite): Promise<void> {
   await db.exec(INSTALL_SQL)
   await db.exec(searchPathSql(rows[0].db))
   await db.exec(TRACK_ALL_SQL)
+  // Temporary slots do not survive a restart of the server (here: of the engine).
+  await db.exec('DELETE FROM _tabgres.slots WHERE temporary')
   installed.add(db)
 }
 

@@ -20,7 +20,7 @@ import { parseReplicationCommand, isReplicationCommand, type ReplicationCommand 
 import { idle, literal } from './exclusive'
 import { positionLsn } from './positions'
 import { ReplicationSession, type ReplicationWriter, type StreamOptions } from './session'
-import { deleteSlot, insertSlot, isSlotActive, readSlot, slotInUse, unknownSlot } from './slots'
+import { deleteSlot, insertSlot, isSlotActive, readSlot, slotInUse, slotReleased, unknownSlot } from './slots'
 import { parseStartOptions } from './start-options'
 
 export type { ReplicationWriter } from './session'
@@ -110,9 +110,9 @@ async function runCommand(cmd: ReplicationCommand, db: PGlite, mode: Compatibili
     }
     case 'DROP_REPLICATION_SLOT': {
       requireTracking(db)
-      while (isSlotActive(db, cmd.slot)) {
+      if (isSlotActive(db, cmd.slot)) {
         if (!cmd.wait) throw slotInUse(cmd.slot)
-        await new Promise((r) => setTimeout(r, 10))
+        await slotReleased(db, cmd.slot)
       }
       const dropped = await idle(db, async (s) => (await readSlot(s, cmd.slot)) !== null && deleteSlot(s, cmd.slot), true)
       if (!dropped) throw unknownSlot(cmd.slot)

@@ -72,6 +72,8 @@ export class ReplicationSession {
     private readonly writer: ReplicationWriter,
     private readonly opts: StreamOptions,
   ) {
+    // Throws 55006 if another session streams from the slot. `done` is read by
+    // waiters only after construction.
     acquireSlot(db, opts.slot, this)
     const start = opts.startLsn > opts.confirmedFlush ? opts.startLsn : opts.confirmedFlush
     this.threshold = seqAtOrBelow(start)

@@ -14,9 +14,14 @@ export interface Slot {
   restart: Lsn
 }
 
-const active = new WeakMap<PGlite, Map<string, object>>()
+/** A streaming session holding a slot; `done` settles when it releases the slot. */
+export interface SlotOwner {
+  readonly done: Promise<unknown>
+}
 
-function activeSlots(db: PGlite): Map<string, object> {
+const active = new WeakMap<PGlite, Map<string, SlotOwner>>()
+
+function activeSlots(db: PGlite): Map<string, SlotOwner> {
   let m = active.get(db)
   if (!m) active.set(db, (m = new Map()))
   return m
@@ -87,17 +92,24 @@ export async function confirmSlot(s: IdleSession, name: string, lsn: Lsn): Promi
   )
 }
 
-export function acquireSlot(db: PGlite, name: string, owner: object): void {
+export function acquireSlot(db: PGlite, name: string, owner: SlotOwner): void {
   const m = activeSlots(db)
   if (m.has(name) && m.get(name) !== owner) throw slotInUse(name)
   m.set(name, owner)
 }
 
-export function releaseSlot(db: PGlite, name: string, owner: object): void {
+export function releaseSlot(db: PGlite, name: string, owner: SlotOwner): void {
   const m = activeSlots(db)
   if (m.get(name) === owner) m.delete(name)
 }
 
 export function isSlotActive(db: PGlite, name: string): boolean {
   return activeSlots(db).has(name)
+}
+
+/** Resolves when the session streaming from the slot (if any) has released it. */
+export async function slotReleased(db: PGlite, name: string): Promise<void> {
+  for (let owner = activeSlots(db).get(name); owner; owner = activeSlots(db).get(name)) {
+    await owner.done.catch(() => {})
+  }
 }
