@@ -276,3 +276,24 @@ describe('slots in use', () => {
     expect((await db.query(`SELECT count(*)::int AS n FROM _tabgres.slots WHERE slot_name = '${s.slot}'`)).rows[0]).toEqual({ n: 0 })
   })
 })
+
+describe('generated and zero-column tables', () => {
+  it('writes to tables with stored and virtual generated columns succeed and stream without them', async () => {
+    const db = new PGlite()
+    await installChangeTracking(db)
+    await db.exec(`
+      CREATE TABLE g (id int PRIMARY KEY, a int, s int GENERATED ALWAYS AS (a * 2) STORED, v int GENERATED ALWAYS AS (a * 3));
+      CREATE TABLE empty_cols ();
+      CREATE PUBLICATION p FOR ALL TABLES;`)
+    const s = await openStream(db, 'p')
+    await db.exec(`INSERT INTO g (id, a) VALUES (1, 5); UPDATE g SET a = 6; DELETE FROM g; INSERT INTO empty_cols DEFAULT VALUES`)
+    const msgs = await s.caughtUp()
+    const rel = msgs.find((m) => m.tag === 'R' && m.relation === 'g') as Extract<PgoutputMessage, { tag: 'R' }>
+    expect(rel.columns.map((c) => c.name)).toEqual(['id', 'a'])
+    const rows = msgs.flatMap((m) => (m.tag === 'I' || m.tag === 'U' ? [m.new.columns.length] : []))
+    expect(rows).toEqual([2, 2, 0])
+    expect(msgs.filter((m) => m.tag === 'D')).toHaveLength(1)
+    await s.stop()
+    await db.close()
+  })
+})

@@ -3,9 +3,9 @@
 // Why this shape:
 // - Statement-level AFTER triggers with transition tables capture a whole
 //   statement with one INSERT ... SELECT (a row trigger would pay a PL/pgSQL
-//   call per row). Each row is stored as its record text (`ROW(r.*)::text`,
-//   never `r::text`, which a column named `r` would capture instead): every
-//   field is the type's text output function, exactly what pgoutput sends.
+//   call per row). Each row is stored as record text, ROW(r.col, ...)::text:
+//   every field is the type's text output function, exactly what pgoutput
+//   sends. (Never `r::text`: a column named `r` would be captured instead.)
 // - Capture functions pin the output settings (SET clauses) so stored text is
 //   canonical whatever the writer session set.
 // - `_tabgres.xacts` gets one row per capturing transaction; a deferred
@@ -121,65 +121,73 @@ DO $$ BEGIN
   END IF;
 END $$;
 
-CREATE OR REPLACE FUNCTION _tabgres.capture_insert() RETURNS trigger
-LANGUAGE plpgsql ${PINNED} AS $$
-DECLARE x bigint := _tabgres.xact(); base bigint := _tabgres.position(); k bigint;
-BEGIN
-  INSERT INTO _tabgres.changes (seq, xid, relid, op, new_row)
-    SELECT base + row_number() OVER (), x, TG_RELID, 'I', ROW(n.*)::text FROM _tabgres_new n;
-  GET DIAGNOSTICS k = ROW_COUNT;
-  PERFORM _tabgres.claim(base, k);
-  RETURN NULL;
-END $$;
-
--- UPDATE capture is generated per table (by _tabgres.track) because it names
--- the table's variable-length columns: pgoutput sends an unchanged out-of-line
--- TOAST value as 'u', which shows here as an equal TOAST chunk id in the old
--- and new transition rows (transition tables keep the TOAST pointers).
-CREATE OR REPLACE FUNCTION _tabgres.define_capture_update(rel oid) RETURNS text
+-- Row capture functions are generated per table (by _tabgres.track, again
+-- after each DDL of the table) because they name its columns:
+-- - the stored row is ROW(r.c1, r.c2, ...)::text over the columns that
+--   _tabgres.relation_shape lists (all but dropped and virtual generated
+--   ones; PostgreSQL 18 cannot form a whole-row value with virtual columns
+--   from a transition table);
+-- - pgoutput sends an unchanged out-of-line TOAST value as 'u': it shows here
+--   as an equal TOAST chunk id in the old and new transition rows (transition
+--   tables keep the TOAST pointers).
+CREATE OR REPLACE FUNCTION _tabgres.define_capture(rel oid) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
-  fn text := format('_tabgres.capture_update_%s', rel);
+  rowexpr text;
   checks text;
-  cols_old text;
-  cols_new text;
+  chunks text;
 BEGIN
-  SELECT COALESCE(string_agg(format('CASE WHEN o.%1$I = n.%1$I THEN %2$s END', 'c' || pos, pos), ', '), ''),
-         COALESCE(string_agg(format(', pg_column_toast_chunk_id(r.%I) AS %I', attname, 'c' || pos), ''), '')
-    INTO checks, cols_new
+  SELECT 'ROW(' || COALESCE(string_agg(format('r.%I', attname), ', ' ORDER BY pos), '') || ')::text',
+         COALESCE(string_agg(format('CASE WHEN o.%1$I = n.%1$I THEN %2$s END', 'c' || pos, pos), ', ' ORDER BY pos)
+                    FILTER (WHERE attlen = -1), ''),
+         COALESCE(string_agg(format(', pg_column_toast_chunk_id(r.%I) AS %I', attname, 'c' || pos), '' ORDER BY pos)
+                    FILTER (WHERE attlen = -1), '')
+    INTO rowexpr, checks, chunks
     FROM (SELECT a.attname, a.attlen, row_number() OVER (ORDER BY a.attnum) AS pos
-            FROM pg_attribute a WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped) f
-   WHERE attlen = -1;
-  cols_old := cols_new;
+            FROM pg_attribute a
+           WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated <> 'v') f;
+  -- A zero-column row prints as "()": same as PostgreSQL's record output.
+  IF rowexpr = 'ROW()::text' THEN rowexpr := $r$'()'$r$; END IF;
+
   EXECUTE format($f$
-    CREATE OR REPLACE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql ${PINNED} AS $b$
+    CREATE OR REPLACE FUNCTION _tabgres.capture_insert_%s() RETURNS trigger LANGUAGE plpgsql ${PINNED} AS $b$
+    DECLARE x bigint := _tabgres.xact(); base bigint := _tabgres.position(); k bigint;
+    BEGIN
+      INSERT INTO _tabgres.changes (seq, xid, relid, op, new_row)
+        SELECT base + row_number() OVER (), x, TG_RELID, 'I', %s FROM _tabgres_new r;
+      GET DIAGNOSTICS k = ROW_COUNT;
+      PERFORM _tabgres.claim(base, k);
+      RETURN NULL;
+    END $b$ $f$, rel, rowexpr);
+
+  EXECUTE format($f$
+    CREATE OR REPLACE FUNCTION _tabgres.capture_delete_%s() RETURNS trigger LANGUAGE plpgsql ${PINNED} AS $b$
+    DECLARE x bigint := _tabgres.xact(); base bigint := _tabgres.position(); k bigint;
+    BEGIN
+      INSERT INTO _tabgres.changes (seq, xid, relid, op, old_row)
+        SELECT base + row_number() OVER (), x, TG_RELID, 'D', %s FROM _tabgres_old r;
+      GET DIAGNOSTICS k = ROW_COUNT;
+      PERFORM _tabgres.claim(base, k);
+      RETURN NULL;
+    END $b$ $f$, rel, rowexpr);
+
+  EXECUTE format($f$
+    CREATE OR REPLACE FUNCTION _tabgres.capture_update_%s() RETURNS trigger LANGUAGE plpgsql ${PINNED} AS $b$
     DECLARE x bigint := _tabgres.xact(); base bigint := _tabgres.position(); k bigint;
     BEGIN
       -- Old and new transition rows are appended in lockstep, one pair per row.
       INSERT INTO _tabgres.changes (seq, xid, relid, op, new_row, old_row, toast_unchanged)
         SELECT base + i, x, TG_RELID, 'U', n.t, o.t, %s
-          FROM (SELECT row_number() OVER () AS i, ROW(r.*)::text AS t %s FROM _tabgres_new r) n
-          JOIN (SELECT row_number() OVER () AS i, ROW(r.*)::text AS t %s FROM _tabgres_old r) o USING (i)
+          FROM (SELECT row_number() OVER () AS i, %s AS t %s FROM _tabgres_new r) n
+          JOIN (SELECT row_number() OVER () AS i, %s AS t %s FROM _tabgres_old r) o USING (i)
          ORDER BY i;
       GET DIAGNOSTICS k = ROW_COUNT;
       PERFORM _tabgres.claim(base, k);
       RETURN NULL;
     END $b$ $f$,
-    fn,
+    rel,
     CASE WHEN checks = '' THEN 'NULL::int2[]' ELSE format('array_remove(ARRAY[%s]::int2[], NULL)', checks) END,
-    cols_new, cols_old);
-  RETURN fn;
-END $$;
-
-CREATE OR REPLACE FUNCTION _tabgres.capture_delete() RETURNS trigger
-LANGUAGE plpgsql ${PINNED} AS $$
-DECLARE x bigint := _tabgres.xact(); base bigint := _tabgres.position(); k bigint;
-BEGIN
-  INSERT INTO _tabgres.changes (seq, xid, relid, op, old_row)
-    SELECT base + row_number() OVER (), x, TG_RELID, 'D', ROW(o.*)::text FROM _tabgres_old o;
-  GET DIAGNOSTICS k = ROW_COUNT;
-  PERFORM _tabgres.claim(base, k);
-  RETURN NULL;
+    rowexpr, chunks, rowexpr, chunks);
 END $$;
 
 CREATE OR REPLACE FUNCTION _tabgres.capture_truncate() RETURNS trigger
@@ -252,7 +260,7 @@ LANGUAGE sql STABLE AS $$
                                          THEN (SELECT typbasetype FROM pg_type WHERE oid = a.atttypid)
                                          ELSE a.atttypid END
         JOIN pg_namespace bn ON bn.oid = bt.typnamespace
-       WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '[]'::jsonb))
+       WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated <> 'v'), '[]'::jsonb))
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
   WHERE c.oid = rel
 $$;
@@ -280,19 +288,17 @@ $$;
 -- Installs the capture triggers on one table (idempotent) and records its shape.
 CREATE OR REPLACE FUNCTION _tabgres.track(rel oid) RETURNS void
 LANGUAGE plpgsql AS $$
-DECLARE
-  t text := rel::regclass::text;
-  upd text;
+DECLARE t text := rel::regclass::text;
 BEGIN
   IF NOT _tabgres.is_user_table(rel) THEN RETURN; END IF;
   PERFORM set_config('tabgres.installing', 'on', true);
   -- Regenerated on every DDL of the table: its columns may have changed.
-  upd := _tabgres.define_capture_update(rel);
+  PERFORM _tabgres.define_capture(rel);
   IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = rel AND tgname = '_tabgres_1_insert') THEN
     EXECUTE format('CREATE TRIGGER _tabgres_0_check BEFORE UPDATE OR DELETE ON %s FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.check_identity()', t);
-    EXECUTE format('CREATE TRIGGER _tabgres_1_insert AFTER INSERT ON %s REFERENCING NEW TABLE AS _tabgres_new FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_insert()', t);
-    EXECUTE format('CREATE TRIGGER _tabgres_2_update AFTER UPDATE ON %s REFERENCING OLD TABLE AS _tabgres_old NEW TABLE AS _tabgres_new FOR EACH STATEMENT EXECUTE FUNCTION %s()', t, upd);
-    EXECUTE format('CREATE TRIGGER _tabgres_3_delete AFTER DELETE ON %s REFERENCING OLD TABLE AS _tabgres_old FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_delete()', t);
+    EXECUTE format('CREATE TRIGGER _tabgres_1_insert AFTER INSERT ON %s REFERENCING NEW TABLE AS _tabgres_new FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_insert_%s()', t, rel);
+    EXECUTE format('CREATE TRIGGER _tabgres_2_update AFTER UPDATE ON %s REFERENCING OLD TABLE AS _tabgres_old NEW TABLE AS _tabgres_new FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_update_%s()', t, rel);
+    EXECUTE format('CREATE TRIGGER _tabgres_3_delete AFTER DELETE ON %s REFERENCING OLD TABLE AS _tabgres_old FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_delete_%s()', t, rel);
     EXECUTE format('CREATE TRIGGER _tabgres_4_truncate AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_truncate()', t);
     -- Logical decoding sees every change, also under session_replication_role = replica.
     EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER _tabgres_1_insert, ENABLE ALWAYS TRIGGER _tabgres_2_update, ENABLE ALWAYS TRIGGER _tabgres_3_delete, ENABLE ALWAYS TRIGGER _tabgres_4_truncate, ENABLE ALWAYS TRIGGER _tabgres_0_check', t);
