@@ -136,6 +136,10 @@ DECLARE
   rowexpr text;
   checks text;
   chunks text;
+  kind text;
+  op text;
+  target text;
+  source text;
 BEGIN
   SELECT 'ROW(' || COALESCE(string_agg(format('r.%I', attname), ', ' ORDER BY pos), '') || ')::text',
          COALESCE(string_agg(format('CASE WHEN o.%1$I = n.%1$I THEN %2$s END', 'c' || pos, pos), ', ' ORDER BY pos)
@@ -149,27 +153,19 @@ BEGIN
   -- A zero-column row prints as "()": same as PostgreSQL's record output.
   IF rowexpr = 'ROW()::text' THEN rowexpr := $r$'()'$r$; END IF;
 
-  EXECUTE format($f$
-    CREATE OR REPLACE FUNCTION _tabgres.capture_insert_%s() RETURNS trigger LANGUAGE plpgsql ${PINNED} AS $b$
-    DECLARE x bigint := _tabgres.xact(); base bigint := _tabgres.position(); k bigint;
-    BEGIN
-      INSERT INTO _tabgres.changes (seq, xid, relid, op, new_row)
-        SELECT base + row_number() OVER (), x, TG_RELID, 'I', %s FROM _tabgres_new r;
-      GET DIAGNOSTICS k = ROW_COUNT;
-      PERFORM _tabgres.claim(base, k);
-      RETURN NULL;
-    END $b$ $f$, rel, rowexpr);
-
-  EXECUTE format($f$
-    CREATE OR REPLACE FUNCTION _tabgres.capture_delete_%s() RETURNS trigger LANGUAGE plpgsql ${PINNED} AS $b$
-    DECLARE x bigint := _tabgres.xact(); base bigint := _tabgres.position(); k bigint;
-    BEGIN
-      INSERT INTO _tabgres.changes (seq, xid, relid, op, old_row)
-        SELECT base + row_number() OVER (), x, TG_RELID, 'D', %s FROM _tabgres_old r;
-      GET DIAGNOSTICS k = ROW_COUNT;
-      PERFORM _tabgres.claim(base, k);
-      RETURN NULL;
-    END $b$ $f$, rel, rowexpr);
+  -- INSERT and DELETE differ only in the transition table and the column they fill.
+  FOR kind, op, target, source IN VALUES ('insert', 'I', 'new_row', '_tabgres_new'), ('delete', 'D', 'old_row', '_tabgres_old') LOOP
+    EXECUTE format($f$
+      CREATE OR REPLACE FUNCTION _tabgres.capture_%s_%s() RETURNS trigger LANGUAGE plpgsql ${PINNED} AS $b$
+      DECLARE x bigint := _tabgres.xact(); base bigint := _tabgres.position(); k bigint;
+      BEGIN
+        INSERT INTO _tabgres.changes (seq, xid, relid, op, %I)
+          SELECT base + row_number() OVER (), x, TG_RELID, %L, %s FROM %I r;
+        GET DIAGNOSTICS k = ROW_COUNT;
+        PERFORM _tabgres.claim(base, k);
+        RETURN NULL;
+      END $b$ $f$, kind, rel, target, op, rowexpr, source);
+  END LOOP;
 
   EXECUTE format($f$
     CREATE OR REPLACE FUNCTION _tabgres.capture_update_%s() RETURNS trigger LANGUAGE plpgsql ${PINNED} AS $b$
