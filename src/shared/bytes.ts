@@ -2,7 +2,8 @@
 // Browser-safe: Uint8Array/DataView only, no Node Buffer.
 
 const encoder = new TextEncoder()
-const strictDecoder = new TextDecoder('utf-8', { fatal: true })
+// ignoreBOM: a value starting with U+FEFF is data and must survive decoding.
+const strictDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 /** Thrown by ByteReader when input is short or malformed; carries the offset. */
 export class ProtocolError extends Error {

@@ -34,7 +34,8 @@ function readColumns(r: ByteReader): TupleColumn[] {
       cols[i] = { kind }
     } else if (kind === 't') {
       const len = r.int32()
-      cols[i] = { kind, value: utf8(r.bytesN(len), r.offset) }
+      const start = r.offset
+      cols[i] = { kind, value: utf8(r.bytesN(len), start) }
     } else if (kind === 'b') {
       const len = r.int32()
       cols[i] = { kind, value: r.bytesN(len).slice() }
