@@ -1,0 +1,163 @@
+// parseRecord: PostgreSQL record (composite) text output, as record_out writes it.
+// Unit cases by hand, then validation against real record_out output from PGlite.
+
+import { describe, it, expect, beforeAll, afterAll } from 'vitest'
+import { PGlite } from '@electric-sql/pglite'
+import { parseRecord } from './record'
+
+describe('parseRecord (hand-written literals)', () => {
+  it('the example from the module docs', () => {
+    expect(parseRecord('(1,"a b",,"x""y","back\\\\slash")')).toEqual(['1', 'a b', null, 'x"y', 'back\\slash'])
+  })
+
+  it('empty unquoted field is NULL, "" is the empty string', () => {
+    expect(parseRecord('(,)')).toEqual([null, null])
+    expect(parseRecord('("",)')).toEqual(['', null])
+    expect(parseRecord('(,"")')).toEqual([null, ''])
+    expect(parseRecord('(a,,b)')).toEqual(['a', null, 'b'])
+    expect(parseRecord('(,,,)')).toEqual([null, null, null, null])
+  })
+
+  it('"()" is one NULL field', () => {
+    expect(parseRecord('()')).toEqual([null])
+  })
+
+  it('a single field', () => {
+    expect(parseRecord('(42)')).toEqual(['42'])
+    expect(parseRecord('("")')).toEqual([''])
+    expect(parseRecord('(" ")')).toEqual([' '])
+  })
+
+  it('quoted fields with separators and parentheses inside', () => {
+    expect(parseRecord('("a,b","(x)",")","(")')).toEqual(['a,b', '(x)', ')', '('])
+  })
+
+  it('doubled quotes and backslash escapes, including at the edges', () => {
+    expect(parseRecord('("""")')).toEqual(['"'])
+    expect(parseRecord('("""a""")')).toEqual(['"a"'])
+    expect(parseRecord('("\\\\")')).toEqual(['\\'])
+    expect(parseRecord('("\\"")')).toEqual(['"'])
+    expect(parseRecord('("a\\\\""b")')).toEqual(['a\\"b'])
+    expect(parseRecord('("\\\\\\\\",x)')).toEqual(['\\\\', 'x'])
+  })
+
+  it('newlines and unicode inside quotes', () => {
+    expect(parseRecord('("line1\nline2","日本 😀")')).toEqual(['line1\nline2', '日本 😀'])
+  })
+
+  it('unquoted unicode', () => {
+    expect(parseRecord('(日本,😀)')).toEqual(['日本', '😀'])
+  })
+
+  it('malformed literals throw', () => {
+    for (const bad of ['', '(', ')', 'x', '1,2', '(1,2', '1,2)', '("abc)', '("a"b)', '("a",', '("a\\)']) {
+      expect(() => parseRecord(bad), bad).toThrow()
+    }
+  })
+})
+
+// ---------------------------------------------------------------------------
+// Against real PostgreSQL output.
+
+describe('parseRecord against PGlite record_out', () => {
+  let db: PGlite
+
+  beforeAll(async () => {
+    db = new PGlite()
+    await db.exec(`
+      CREATE TYPE pair AS (a text, b int);
+      CREATE TABLE tricky (
+        id int,
+        t text,
+        v varchar(40),
+        c char(4),
+        n numeric,
+        b bool,
+        arr text[],
+        iarr int[],
+        j json,
+        jb jsonb,
+        by bytea,
+        ts timestamptz,
+        p pair,
+        e text
+      );
+    `)
+    const rows: unknown[][] = [
+      [1, 'plain', 'v', 'ab', '1.50', true, ['x', 'y'], [1, 2], '{"a":1}', '{"a": 1}', '\\x00ff', '2024-01-02 03:04:05+00', '(x,1)', 'e'],
+      [2, 'say "hi"', 'it\'s', 'q"', '-0.000001', false, ['a b', 'c,d', null, 'q"uote', 'back\\slash'], [], '{"k": "v \\"q\\" \\\\"}', '{"k": [1, "two", null]}', '\\x', '1999-12-31 23:59:59.999999+00', '("a,b",2)', ''],
+      [3, 'back\\slash\\\\double', 'a,b', '(,)', null, null, null, null, null, null, null, null, null, null],
+      [4, 'comma, paren ( ) and {braces}', ' lead', 'x  ', 'NaN', true, ['{}', '', 'NULL'], [null, 3], '[]', '[]', '\\x5c22', 'infinity', '(,)', ' '],
+      [5, 'line1\nline2\r\ntab\there', '\n', '\t', '1e-30', false, ['multi\nline'], [2147483647], '"str"', '"str"', '\\x0a0d', '-infinity', '("",)', 'NULL'],
+      [6, '', '', '', '0', true, [''], [0], 'null', 'null', '\\x', '2000-01-01 00:00:00+00', '("q""uote",-1)', '""'],
+      [7, null, null, null, null, null, null, null, null, null, null, null, null, null],
+      [8, 'unicode: héllo wörld ✓ 日本語 😀 👨‍👩‍👧', 'ñ', 'ü', '3.14159265358979323846', true, ['日本', '😀'], [1], '{"ü": "✓"}', '{"😀": 1}', '\\xf09f9880', '2024-02-29 12:00:00+00', '(日本,8)', '✓'],
+      [9, '"', '\\', ',', '100', false, ['"', '\\', ','], [9], '"\\\\"', '"\\""', '\\x22', '2024-01-01 00:00:00+00', '("\\\\",9)', ')'],
+      [10, '(', ')', '()', '1', true, ['(', ')'], [10], '{}', '{}', '\\x28', '2024-01-01 00:00:00+00', '("(",10)', '('],
+    ]
+    // Every parameter is sent as text and cast server-side, so the values above
+    // are exactly PostgreSQL input literals (arrays are built as array literals).
+    const arrayLiteral = (xs: (string | number | null)[]) =>
+      '{' + xs.map((x) => (x === null ? 'NULL' : '"' + String(x).replace(/[\\"]/g, (ch) => '\\' + ch) + '"')).join(',') + '}'
+    const types = ['int', 'text', 'varchar(40)', 'char(4)', 'numeric', 'bool', 'text[]', 'int[]', 'json', 'jsonb', 'bytea', 'timestamptz', 'pair', 'text']
+    const placeholders = types.map((t, i) => `$${i + 1}::text::${t}`).join(', ')
+    for (const r of rows) {
+      const params = r.map((v) => (v === null ? null : Array.isArray(v) ? arrayLiteral(v) : String(v)))
+      await db.query(`INSERT INTO tricky VALUES (${placeholders})`, params)
+    }
+  }, 60_000)
+
+  afterAll(async () => {
+    await db?.close()
+  })
+
+  // The row alias is x, not t: the table has a column named t, and `t::text`
+  // would then mean the column, not the whole row.
+  const cols = ['id', 't', 'v', 'c', 'n', 'b', 'arr', 'iarr', 'j', 'jb', 'by', 'ts', 'p', 'e']
+
+  // Expected values are each column's type output function (format's %s), which
+  // is what record_out and pgoutput use; a ::text cast differs for some types
+  // (char(n) drops its padding, bool prints 'true'). num_nulls, not IS NULL:
+  // a composite whose fields are all NULL IS NULL but is a value, "(,)".
+  it('parseRecord(t::text) equals each column\'s output-function text', async () => {
+    const sel = cols.map((c) => `CASE WHEN num_nulls(x.${c}) = 1 THEN NULL ELSE format('%s', x.${c}) END AS ${c}`).join(', ')
+    const res = await db.query<Record<string, string | null>>(`SELECT x::text AS r, ${sel} FROM tricky x ORDER BY id`)
+    expect(res.rows.length).toBe(10)
+    for (const row of res.rows) {
+      const expected = cols.map((c) => row[c])
+      expect(parseRecord(row.r as string), row.r as string).toEqual(expected)
+    }
+  }, 60_000)
+
+  it('the all-NULL-except-id row parses to nulls', async () => {
+    const res = await db.query<{ r: string }>(`SELECT x::text AS r FROM tricky x WHERE id = 7`)
+    expect(parseRecord(res.rows[0].r)).toEqual(['7', ...Array(cols.length - 1).fill(null)])
+  }, 60_000)
+
+  it('empty strings and NULLs are distinguished', async () => {
+    const res = await db.query<{ r: string }>(`SELECT x::text AS r FROM tricky x WHERE id = 6`)
+    const fields = parseRecord(res.rows[0].r)
+    expect(fields[1]).toBe('')
+    expect(fields[2]).toBe('')
+    expect(fields[13]).toBe('""')
+  }, 60_000)
+
+  it('ROW() constructors of scalar literals, including a single NULL column', async () => {
+    const queries: [string, (string | null)[]][] = [
+      [`SELECT ROW(NULL::text)::text AS r`, [null]],
+      [`SELECT ROW(''::text)::text AS r`, ['']],
+      [`SELECT ROW(1, NULL, '', 'a"b', 'c\\d', ' ', E'\\n')::text AS r`, ['1', null, '', 'a"b', 'c\\d', ' ', '\n']],
+    ]
+    for (const [sql, want] of queries) {
+      const res = await db.query<{ r: string }>(sql)
+      expect(parseRecord(res.rows[0].r), `${sql} -> ${res.rows[0].r}`).toEqual(want)
+    }
+  }, 60_000)
+
+  it('a long value with many quotes and backslashes', async () => {
+    const v = 'a"b\\c,(d)\n'.repeat(5_000)
+    const res = await db.query<{ r: string; t: string }>(`SELECT ROW($1::text, 2)::text AS r, $1::text AS t`, [v])
+    expect(parseRecord(res.rows[0].r)).toEqual([res.rows[0].t, '2'])
+    expect(res.rows[0].t).toBe(v)
+  }, 60_000)
+})
