@@ -3,9 +3,8 @@
 //     of ByteWriter; (b) decode(encode(m)) round trips; (c) byte-exact
 //     re-encoding of payloads captured from real PostgreSQL 15.
 
+import { conformanceAvailable, golden } from '../../test/support/conformance'
 import { describe, it, expect } from 'vitest'
-import { existsSync, readFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { encodePgoutput, writePgoutput } from '../worker/pgoutput/encode'
 import { decodePgoutput, PgoutputDecodeError } from '../client/pgoutput/decode'
 import { ByteWriter } from './bytes'
@@ -563,11 +562,9 @@ interface Golden {
   normalized?: Record<string, unknown>[]
 }
 
+// Shared lookup: skips only outside CI when ../shared is absent.
 function loadGolden(name: string): Golden | null {
-  const url = new URL(`../../../shared/conformance/golden/${name}`, import.meta.url)
-  const path = fileURLToPath(url)
-  if (!existsSync(path)) return null
-  return JSON.parse(readFileSync(path, 'utf8')) as Golden
+  return conformanceAvailable() ? golden<Golden>(name) : null
 }
 
 const goldenA = loadGolden('A.json')
