@@ -71,9 +71,13 @@ describe('ByteWriter', () => {
     }
   })
 
-  // Not tested here because it would hang: new ByteWriter(0) loops forever on the
-  // first write (ensure(): size = 0 * 2, then `while (size < need) size *= 2`).
-  // See the report; the project always passes a positive initial size.
+  // Regression: a zero initial size once looped forever on the first write
+  // (the buffer size doubled from 0).
+  it('grows from a zero initial size', () => {
+    const w = new ByteWriter(0)
+    w.int32(7).cstring('abc')
+    expect([...w.toBytes()]).toEqual([0, 0, 0, 7, 0x61, 0x62, 0x63, 0])
+  })
 
   it('cstring writes UTF-8 and a NUL terminator', () => {
     const w = new ByteWriter(2)

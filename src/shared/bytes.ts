@@ -33,7 +33,7 @@ export class ByteWriter {
   private ensure(n: number): void {
     const need = this.pos + n
     if (need <= this.buf.length) return
-    let size = this.buf.length * 2
+    let size = Math.max(this.buf.length * 2, 64)
     while (size < need) size *= 2
     const next = new Uint8Array(size)
     next.set(this.buf.subarray(0, this.pos))

@@ -100,7 +100,8 @@ describe('parseStartOptions', () => {
   it('splitIdentifiers', () => {
     expect(splitIdentifiers('a, "B c",D')).toEqual(['a', 'B c', 'd'])
     expect(splitIdentifiers('"x,y"')).toEqual(['x,y'])
-    expect(code(() => splitIdentifiers('a,,b'))).toBe('22023')
-    expect(code(() => splitIdentifiers('"open'))).toBe('22023')
+    expect(code(() => splitIdentifiers('a,,b'))).toBe('42602')
+    expect(code(() => splitIdentifiers('"open'))).toBe('42602')
+    expect(splitIdentifiers('')).toEqual([])
   })
 })

@@ -13,6 +13,11 @@ type Token =
   | { kind: 'lsn'; lsn: Lsn; text: string; pos: number }
   | { kind: 'punct'; text: '(' | ')' | ',' | ';'; pos: number }
 
+/** PostgreSQL's downcase_identifier in a UTF-8 database folds ASCII A-Z only. */
+export function foldIdentifier(s: string): string {
+  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase())
+}
+
 function syntaxError(message: string, pos?: number): PgError {
   return new PgError({ code: SqlState.syntaxError, message, position: pos === undefined ? undefined : String(pos + 1) })
 }
@@ -58,7 +63,7 @@ export function tokenize(input: string): Token[] {
       }
       const w = /^[A-Za-z_\u0080-\uffff][A-Za-z0-9_$\u0080-\uffff]*/.exec(input.slice(i))
       if (w) {
-        out.push({ kind: 'word', text: w[0].toLowerCase(), upper: w[0].toUpperCase(), pos: i })
+        out.push({ kind: 'word', text: foldIdentifier(w[0]), upper: w[0].toUpperCase(), pos: i })
         i += w[0].length
         continue
       }
@@ -67,7 +72,7 @@ export function tokenize(input: string): Token[] {
       i += n[0].length
     } else if (/[A-Za-z_\u0080-\uffff]/.test(c)) {
       const w = /^[A-Za-z_\u0080-\uffff][A-Za-z0-9_$\u0080-\uffff]*/.exec(input.slice(i))!
-      out.push({ kind: 'word', text: w[0].toLowerCase(), upper: w[0].toUpperCase(), pos: i })
+      out.push({ kind: 'word', text: foldIdentifier(w[0]), upper: w[0].toUpperCase(), pos: i })
       i += w[0].length
     } else {
       throw syntaxError(`syntax error at or near "${c}"`, i)
@@ -188,6 +193,12 @@ class Parser {
     return opts
   }
 
+  number(): string {
+    const t = this.next()
+    if (t.kind === 'number') return t.text
+    throw this.unexpected(t)
+  }
+
   lsn(): Lsn {
     const t = this.next()
     if (t.kind === 'lsn') return t.lsn
@@ -226,7 +237,10 @@ export function parseReplicationCommand(input: string): ReplicationCommand {
             if (v === 'export' || v === 'nothing' || v === 'use') snapshot = v
             else throw new PgError({ code: SqlState.invalidParameterValue, message: `unrecognized value for CREATE_REPLICATION_SLOT option "snapshot": "${v}"` })
           } else if (k === 'two_phase' || k === 'failover') {
-            if (v !== null && !['false', 'off', '0'].includes(v.toLowerCase())) throwUnsupported(`replication slot option "${k}" is not supported`)
+            // A boolean option without a value means true (defGetBoolean).
+            if (v === null || !['false', 'off', '0', 'no', 'f', 'n'].includes(v.toLowerCase())) {
+              throwUnsupported(`replication slot option "${k}" is not supported`)
+            }
           } else if (k === 'reserve_wal') {
             // meaningful only for physical slots; accepted
           } else {
@@ -250,7 +264,8 @@ export function parseReplicationCommand(input: string): ReplicationCommand {
       if (physical) p.keyword('PHYSICAL')
       const startLsn = p.lsn()
       let options = new Map<string, string | null>()
-      if (physical) p.keyword('TIMELINE') && p.identifier()
+      // TIMELINE takes an unsigned integer (repl_gram.y: K_TIMELINE UCONST).
+      if (physical && p.keyword('TIMELINE')) p.number()
       else options = p.options()
       p.end()
       return { kind: cmd, slot, physical, startLsn, options }

@@ -119,14 +119,36 @@ describe('parseRecord against PGlite record_out', () => {
   // is what record_out and pgoutput use; a ::text cast differs for some types
   // (char(n) drops its padding, bool prints 'true'). num_nulls, not IS NULL:
   // a composite whose fields are all NULL IS NULL but is a value, "(,)".
-  it('parseRecord(t::text) equals each column\'s output-function text', async () => {
-    const sel = cols.map((c) => `CASE WHEN num_nulls(x.${c}) = 1 THEN NULL ELSE format('%s', x.${c}) END AS ${c}`).join(', ')
+  it('parseRecord(row::text) equals each column\'s output-function text, and ::text where they agree', async () => {
+    const sel = cols
+      .map(
+        (c) =>
+          `CASE WHEN num_nulls(x.${c}) = 1 THEN NULL ELSE format('%s', x.${c}) END AS out_${c}, ` +
+          `CASE WHEN num_nulls(x.${c}) = 1 THEN NULL ELSE x.${c}::text END AS txt_${c}`,
+      )
+      .join(', ')
     const res = await db.query<Record<string, string | null>>(`SELECT x::text AS r, ${sel} FROM tricky x ORDER BY id`)
     expect(res.rows.length).toBe(10)
     for (const row of res.rows) {
-      const expected = cols.map((c) => row[c])
-      expect(parseRecord(row.r as string), row.r as string).toEqual(expected)
+      const fields = parseRecord(row.r as string)
+      expect(fields, row.r as string).toEqual(cols.map((c) => row[`out_${c}`]))
+      // ::text is the output function for every type here except bool and char(n)
+      for (const [i, c] of cols.entries()) {
+        if (c !== 'b' && c !== 'c') expect(fields[i], `${row.r} column ${c}`).toBe(row[`txt_${c}`])
+      }
     }
+  }, 60_000)
+
+  it('bool and char(n): ::text differs from the output function record_out uses', async () => {
+    const res = await db.query<Record<string, string>>(`SELECT x::text AS r, x.b::text AS b, x.c::text AS c FROM tricky x WHERE id = 1`)
+    const fields = parseRecord(res.rows[0].r)
+    expect([res.rows[0].b, res.rows[0].c]).toEqual(['true', 'ab'])
+    expect([fields[5], fields[3]]).toEqual(['t', 'ab  '])
+  }, 60_000)
+
+  it('a composite column whose fields are all NULL is "(,)", not NULL', async () => {
+    const res = await db.query<{ r: string }>(`SELECT x::text AS r FROM tricky x WHERE id = 4`)
+    expect(parseRecord(res.rows[0].r)[12]).toBe('(,)')
   }, 60_000)
 
   it('the all-NULL-except-id row parses to nulls', async () => {

@@ -2,6 +2,7 @@
 // parse_output_parameters), with PostgreSQL's error codes and messages.
 
 import { PgError, SqlState } from '../../shared/errors'
+import { foldIdentifier } from './commands'
 
 export interface StartOptions {
   protoVersion: number
@@ -24,7 +25,10 @@ function bool(name: string, v: string | null): boolean {
 export function splitIdentifiers(list: string): string[] {
   const out: string[] = []
   let i = 0
-  const bad = () => new PgError({ code: SqlState.invalidParameterValue, message: 'invalid publication_names syntax' })
+  // pgoutput raises this with ERRCODE_INVALID_NAME.
+  const bad = () => new PgError({ code: '42602', message: 'invalid publication_names syntax' })
+  // SplitIdentifierString accepts an empty (or all-blank) list.
+  if (list.trim() === '') return out
   for (;;) {
     while (/\s/.test(list[i] ?? '')) i++
     let name = ''
@@ -46,7 +50,7 @@ export function splitIdentifiers(list: string): string[] {
     } else {
       const start = i
       while (i < list.length && list[i] !== ',' && !/\s/.test(list[i])) i++
-      name = list.slice(start, i).toLowerCase()
+      name = foldIdentifier(list.slice(start, i))
       if (!name) throw bad()
     }
     out.push(name)
@@ -72,7 +76,7 @@ export function parseStartOptions(opts: Map<string, string | null>, lenient: boo
         break
       }
       case 'publication_names':
-        if (value === null) throw new PgError({ code: SqlState.invalidParameterValue, message: 'invalid publication_names syntax' })
+        if (value === null) throw new PgError({ code: '42602', message: 'invalid publication_names syntax' })
         publications = splitIdentifiers(value)
         break
       case 'messages':
