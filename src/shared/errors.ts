@@ -16,6 +16,9 @@ export interface PgErrorFields {
   constraint?: string
 }
 
+/** The optional fields, copied in and out by name. */
+const OPTIONAL_FIELDS = ['detail', 'hint', 'position', 'where', 'schema', 'table', 'column', 'constraint'] as const
+
 export class PgError extends Error implements PgErrorFields {
   severity: string
   code: string
@@ -33,14 +36,14 @@ export class PgError extends Error implements PgErrorFields {
     this.name = 'PgError'
     this.severity = fields.severity ?? 'ERROR'
     this.code = fields.code
-    for (const k of ['detail', 'hint', 'position', 'where', 'schema', 'table', 'column', 'constraint'] as const) {
+    for (const k of OPTIONAL_FIELDS) {
       if (fields[k] !== undefined) this[k] = fields[k]
     }
   }
 
   toFields(): PgErrorFields {
     const f: PgErrorFields = { severity: this.severity, code: this.code, message: this.message }
-    for (const k of ['detail', 'hint', 'position', 'where', 'schema', 'table', 'column', 'constraint'] as const) {
+    for (const k of OPTIONAL_FIELDS) {
       if (this[k] !== undefined) f[k] = this[k]
     }
     return f

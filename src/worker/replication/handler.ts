@@ -20,7 +20,8 @@ import { parseReplicationCommand, isReplicationCommand, type ReplicationCommand 
 import { idle, literal } from './exclusive'
 import { positionLsn } from './positions'
 import { ReplicationSession, type ReplicationWriter, type StreamOptions } from './session'
-import { deleteSlot, insertSlot, isSlotActive, readSlot, slotInUse, slotReleased, unknownSlot } from './slots'
+import { readPosition } from './reader'
+import { deleteSlot, insertSlot, isSlotActive, readSlot, slotInUse, slotReleased, unknownSlot, validateSlotName } from './slots'
 import { parseStartOptions } from './start-options'
 
 export type { ReplicationWriter } from './session'
@@ -30,8 +31,7 @@ export { ReplicationSession } from './session'
 export const SYSTEM_ID = '1234567890'
 
 async function currentPosition(db: PGlite): Promise<Lsn> {
-  const pos = await idle(db, async (s) => BigInt((await s.query('SELECT _tabgres.position()'))[0][0]!))
-  return positionLsn(pos)
+  return positionLsn(await idle(db, readPosition))
 }
 
 function requireTracking(db: PGlite): void {
@@ -90,7 +90,7 @@ async function runCommand(cmd: ReplicationCommand, db: PGlite, mode: Compatibili
       const at = await idle(
         db,
         async (s) => {
-          const pos = positionLsn(BigInt((await s.query('SELECT _tabgres.position()'))[0][0]!))
+          const pos = positionLsn(await readPosition(s))
           await insertSlot(s, cmd.slot, cmd.temporary, pos)
           return pos
         },
@@ -114,7 +114,8 @@ async function runCommand(cmd: ReplicationCommand, db: PGlite, mode: Compatibili
         if (!cmd.wait) throw slotInUse(cmd.slot)
         await slotReleased(db, cmd.slot)
       }
-      const dropped = await idle(db, async (s) => (await readSlot(s, cmd.slot)) !== null && deleteSlot(s, cmd.slot), true)
+      validateSlotName(cmd.slot)
+      const dropped = await idle(db, (s) => deleteSlot(s, cmd.slot), true)
       if (!dropped) throw unknownSlot(cmd.slot)
       return [commandComplete('DROP_REPLICATION_SLOT')]
     }
@@ -128,9 +129,9 @@ async function runCommand(cmd: ReplicationCommand, db: PGlite, mode: Compatibili
 /**
  * Answers a query received on a replication connection. `mode` 'orez' (the
  * default, this function's original contract) differs from PostgreSQL in one
- * place: a slot created without a snapshot reports snapshot_name '' not NULL. Returns the complete
- * response (without ReadyForQuery), an ErrorResponse for a failed command, or
- * null when the query is ordinary SQL for PGlite to run.
+ * place: a slot created without a snapshot reports snapshot_name '' not NULL.
+ * Returns the complete response (without ReadyForQuery), an ErrorResponse for
+ * a failed command, or null when the query is ordinary SQL for PGlite to run.
  */
 export async function handleReplicationQuery(
   query: string,
@@ -218,13 +219,9 @@ async function startSession(
   const start = parseStartOptions(cmd.options, lenient)
   const streamOpts = await idle(db, async (s): Promise<StreamOptions> => {
     let slot = await readSlot(s, slotName)
-    let temporary = slot?.temporary ?? false
     if (!slot) {
       if (!lenient) throw unknownSlot(slotName)
-      const pos = positionLsn(BigInt((await s.query('SELECT _tabgres.position()'))[0][0]!))
-      await insertSlot(s, slotName, true, pos)
-      slot = (await readSlot(s, slotName))!
-      temporary = true
+      slot = await insertSlot(s, slotName, true, positionLsn(await readPosition(s)))
     }
     if (start.publications) {
       const rows = await s.query(
@@ -236,7 +233,7 @@ async function startSession(
     }
     return {
       slot: slotName,
-      temporarySlot: temporary,
+      temporarySlot: slot.temporary,
       startLsn: cmd.startLsn,
       confirmedFlush: slot.confirmedFlush,
       publications: start.publications,

@@ -25,8 +25,3 @@ export async function subscribeCommits(db: PGlite, onCommit: () => void): Promis
   const h = hub
   return () => h.listeners.delete(onCommit)
 }
-
-/** Wake every session of this database (e.g. after a slot or publication change). */
-export function wakeSessions(db: PGlite): void {
-  hubs.get(db)?.listeners.forEach((l) => l())
-}

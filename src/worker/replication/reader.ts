@@ -55,6 +55,11 @@ export function parseBatch(raw: Rows, positionSet: Rows, limit: number): Batch {
   return { rows, complete: rows.length < limit, position: BigInt(positionSet[0][0]!) }
 }
 
+/** The current write position (sequence number of the last change, 0 before any). */
+export async function readPosition(s: IdleSession): Promise<bigint> {
+  return BigInt((await s.query('SELECT _tabgres.position()'))[0][0]!)
+}
+
 /** Where to resume so that every transaction with last seq > `threshold` is read whole. */
 export async function resumePoint(s: IdleSession, threshold: bigint): Promise<bigint> {
   const [[first]] = await s.query(

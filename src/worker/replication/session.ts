@@ -9,7 +9,7 @@ import type { PGlite } from '@electric-sql/pglite'
 import { ByteWriter, ProtocolError } from '../../shared/bytes'
 import { PgError, toPgError } from '../../shared/errors'
 import type { Lsn } from '../../shared/lsn'
-import { MESSAGE_TRANSACTIONAL, type PgoutputMessage } from '../../shared/pgoutput'
+import { MESSAGE_TRANSACTIONAL, pgTimestampFromDate, type PgoutputMessage } from '../../shared/pgoutput'
 import { decodeFrame, encodeFrame } from '../../shared/replication-frames'
 import { copyData, copyDone, commandComplete, errorResponse } from '../wire/backend'
 import { writePgoutput } from '../pgoutput/encode'
@@ -42,7 +42,7 @@ export interface StreamOptions {
 
 const ACTIONS: Record<string, Action | undefined> = { I: 'insert', U: 'update', D: 'delete', T: 'truncate' }
 
-const pgNow = (): bigint => BigInt(Date.now()) * 1000n - 946_684_800_000_000n
+const pgNow = (): bigint => pgTimestampFromDate(Date.now())
 
 export class ReplicationSession {
   readonly done: Promise<void>
@@ -60,7 +60,7 @@ export class ReplicationSession {
   private pendingConfirm: Lsn | null = null
   /** Transaction being streamed: Begin sent, Commit not yet. */
   private open: { xid: bigint; lastSeq: bigint; commitTime: bigint } | null = null
-  private deferredMessages: PgoutputMessage[] = []
+  private deferredMessages: Extract<PgoutputMessage, { tag: 'M' }>[] = []
   private copyDoneReceived = false
   private replyWanted = false
   /** The transaction whose non-transactional messages were already sent ahead of it. */
@@ -225,13 +225,13 @@ export class ReplicationSession {
     this.open = null
     const end = endLsn(t.lastSeq)
     this.send({ tag: 'C', flags: 0, commitLsn: commitLsn(t.lastSeq), endLsn: end, commitTime: t.commitTime }, end)
-    for (const m of this.deferredMessages.splice(0)) this.send(m, (m as { lsn: Lsn }).lsn)
+    for (const m of this.deferredMessages.splice(0)) this.send(m, m.lsn)
   }
 
   private apply(row: ChangeRow): void {
     if (row.op === 'M' || row.op === 'm') {
       if (!this.opts.messages) return
-      const m: PgoutputMessage = {
+      const m: Extract<PgoutputMessage, { tag: 'M' }> = {
         tag: 'M',
         flags: row.op === 'M' ? MESSAGE_TRANSACTIONAL : 0,
         lsn: changeLsn(row.seq),

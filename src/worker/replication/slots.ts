@@ -68,7 +68,7 @@ export async function readSlot(s: IdleSession, name: string): Promise<Slot | nul
   return { name: n!, plugin: plugin!, temporary: temporary === 't', confirmedFlush: parseLsn(confirmed!)!, restart: parseLsn(restart!)! }
 }
 
-export async function insertSlot(s: IdleSession, name: string, temporary: boolean, at: Lsn): Promise<void> {
+export async function insertSlot(s: IdleSession, name: string, temporary: boolean, at: Lsn): Promise<Slot> {
   validateSlotName(name)
   if ((await readSlot(s, name)) !== null) {
     throw new PgError({ code: SqlState.duplicateObject, message: `replication slot "${name}" already exists` })
@@ -77,6 +77,7 @@ export async function insertSlot(s: IdleSession, name: string, temporary: boolea
   await s.query(
     `INSERT INTO _tabgres.slots (slot_name, temporary, restart_lsn, confirmed_flush_lsn) VALUES (${literal(name)}, ${temporary}, ${lsn}, ${lsn})`,
   )
+  return { name, plugin: 'pgoutput', temporary, confirmedFlush: at, restart: at }
 }
 
 export async function deleteSlot(s: IdleSession, name: string): Promise<boolean> {
