@@ -62,18 +62,6 @@ CREATE TABLE IF NOT EXISTS _tabgres.publication_versions (
   publications jsonb NOT NULL
 );
 
-CREATE TABLE IF NOT EXISTS _tabgres.slots (
-  slot_name text PRIMARY KEY,
-  plugin text NOT NULL DEFAULT 'pgoutput',
-  slot_type text NOT NULL DEFAULT 'logical',
-  database text NOT NULL DEFAULT current_database(),
-  temporary boolean NOT NULL DEFAULT false,
-  restart_lsn pg_lsn NOT NULL,
-  confirmed_flush_lsn pg_lsn NOT NULL,
-  wal_status text NOT NULL DEFAULT 'reserved',
-  created_at timestamptz NOT NULL DEFAULT now()
-);
-
 -- The position of the last change so far (0 before any): non-transactional,
 -- and PGlite is a single backend, so this is exact between statements.
 CREATE OR REPLACE FUNCTION _tabgres.position() RETURNS bigint
@@ -370,11 +358,6 @@ CREATE OR REPLACE FUNCTION _tabgres_sql.current_setting(setting_name text, missi
 LANGUAGE sql STABLE AS $$
   SELECT CASE WHEN lower(setting_name) = 'wal_level' THEN 'logical' ELSE pg_catalog.current_setting(setting_name, missing_ok) END
 $$;
-
-CREATE OR REPLACE VIEW public._zero_replication_slots AS
-  SELECT slot_name, plugin, slot_type, database, temporary, restart_lsn::text AS restart_lsn,
-         confirmed_flush_lsn::text AS confirmed_flush_lsn, wal_status, created_at
-    FROM _tabgres.slots;
 
 -- Compatibility with the orez change records: a row's values as typed JSON.
 CREATE OR REPLACE FUNCTION _tabgres.row_json(rel oid, row_text text) RETURNS jsonb

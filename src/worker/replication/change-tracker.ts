@@ -4,6 +4,8 @@
 
 import type { PGlite } from '@electric-sql/pglite'
 import { INSTALL_SQL, TRACK_ALL_SQL, searchPathSql } from '../capture/schema.sql'
+import { SLOTS_ON_OPEN_SQL, SLOTS_SQL } from '../capture/slots.sql'
+import { startPruning, type Retention } from './prune'
 
 export interface ChangeRecord {
   id: number
@@ -17,18 +19,30 @@ export interface ChangeRecord {
 
 const installed = new WeakSet<PGlite>()
 
+export interface TrackingOptions {
+  /**
+   * What happens to captured changes while no replication slot exists.
+   * 'keep' (the default, for the orez-compatible getChangesSince) keeps them;
+   * 'discard' prunes them as PostgreSQL discards WAL no slot needs. Either way,
+   * changes every slot has acknowledged are pruned.
+   */
+  retention?: Retention
+}
+
 /**
  * Installs capture on every user table in every non-system schema, now and
- * later (an event trigger tracks tables created afterwards). Idempotent.
+ * later (an event trigger tracks tables created afterwards), and starts
+ * pruning acknowledged changes. Idempotent; run it each time the database opens.
  */
-export async function installChangeTracking(db: PGlite): Promise<void> {
+export async function installChangeTracking(db: PGlite, options: TrackingOptions = {}): Promise<void> {
   const { rows } = await db.query<{ db: string }>('SELECT current_database() AS db')
   await db.exec(INSTALL_SQL)
+  await db.exec(SLOTS_SQL)
   await db.exec(searchPathSql(rows[0].db))
   await db.exec(TRACK_ALL_SQL)
-  // Temporary slots do not survive a restart of the server (here: of the engine).
-  await db.exec('DELETE FROM _tabgres.slots WHERE temporary')
+  await db.exec(SLOTS_ON_OPEN_SQL)
   installed.add(db)
+  await startPruning(db, options.retention ?? 'keep')
 }
 
 export function isChangeTrackingInstalled(db: PGlite): boolean {

@@ -22,6 +22,7 @@ import { positionLsn } from './positions'
 import { ReplicationSession, type ReplicationWriter, type StreamOptions } from './session'
 import { readPosition } from './reader'
 import { deleteSlot, insertSlot, isSlotActive, readSlot, slotInUse, slotReleased, unknownSlot, validateSlotName } from './slots'
+import { schedulePrune } from './prune'
 import { parseStartOptions } from './start-options'
 
 export type { ReplicationWriter } from './session'
@@ -117,6 +118,8 @@ async function runCommand(cmd: ReplicationCommand, db: PGlite, mode: Compatibili
       validateSlotName(cmd.slot)
       const dropped = await idle(db, (s) => deleteSlot(s, cmd.slot), true)
       if (!dropped) throw unknownSlot(cmd.slot)
+      // The dropped slot may have held the pruning horizon back.
+      schedulePrune(db)
       return [commandComplete('DROP_REPLICATION_SLOT')]
     }
     case 'START_REPLICATION':

@@ -19,7 +19,8 @@ import { subscribeCommits } from './notifier'
 import { changeMessage, relationMessages, hexToBytes } from './output'
 import { changeLsn, commitLsn, endLsn, positionLsn, seqAtOrBelow } from './positions'
 import { batchSql, parseBatch, resumePoint, type ChangeRow } from './reader'
-import { acquireSlot, confirmSlot, deleteSlot, releaseSlot } from './slots'
+import { schedulePrune } from './prune'
+import { acquireSlot, confirmSlot, deleteSlot, markSlotActive, releaseSlot } from './slots'
 
 export interface ReplicationWriter {
   write(data: Uint8Array): void
@@ -131,7 +132,10 @@ export class ReplicationSession {
       }
     }, Math.min(250, keepaliveMs))
     try {
-      this.afterSeq = await idle(this.db, (s) => resumePoint(s, this.threshold))
+      this.afterSeq = await idle(this.db, async (s) => {
+        await markSlotActive(s, this.opts.slot, true)
+        return resumePoint(s, this.threshold)
+      })
       this.pending = true
       while (!this.stopped) {
         await this.sleep()
@@ -162,6 +166,8 @@ export class ReplicationSession {
     if (lsn === null || this.db.closed) return
     this.pendingConfirm = null
     await idle(this.db, (s) => confirmSlot(s, this.opts.slot, lsn), true)
+    // The horizon may have moved: what every slot has confirmed can go.
+    schedulePrune(this.db)
   }
 
   /** Stream everything committed so far. */
@@ -180,6 +186,10 @@ export class ReplicationSession {
       const batch = parseBatch(sets[2], sets[3], limit)
       const rows = batch.rows
       for (let i = 0; i < rows.length; i++) {
+        // Once stopped, nothing more goes out, not even the rest of this batch:
+        // the consumer's last acknowledgement covers all it received. A
+        // transaction cut here has no Commit, so the consumer discards it.
+        if (this.stopped) return
         const row = rows[i]
         if (this.open && row.xid !== this.open.xid) this.commit()
         this.afterSeq = row.seq
@@ -296,8 +306,17 @@ export class ReplicationSession {
 
   private async cleanup(): Promise<void> {
     releaseSlot(this.db, this.opts.slot, this)
-    if (this.opts.temporarySlot && !this.db.closed) {
-      await idle(this.db, (s) => deleteSlot(s, this.opts.slot), true).catch(() => {})
+    if (this.db.closed) return
+    const temporary = this.opts.temporarySlot
+    try {
+      if (temporary) {
+        await idle(this.db, (s) => deleteSlot(s, this.opts.slot), true)
+        schedulePrune(this.db)
+      } else {
+        await idle(this.db, (s) => markSlotActive(s, this.opts.slot, false))
+      }
+    } catch {
+      // The database closed meanwhile: an engine that opens it again resets both.
     }
   }
 }

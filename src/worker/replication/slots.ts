@@ -93,6 +93,15 @@ export async function confirmSlot(s: IdleSession, name: string, lsn: Lsn): Promi
   )
 }
 
+/** Record liveness for pg_replication_slots (active, active_pid, inactive_since). */
+export async function markSlotActive(s: IdleSession, name: string, active: boolean): Promise<void> {
+  await s.query(
+    active
+      ? `UPDATE _tabgres.slots SET active_pid = ${process_id} WHERE slot_name = ${literal(name)}`
+      : `UPDATE _tabgres.slots SET active_pid = NULL, inactive_since = now() WHERE slot_name = ${literal(name)}`,
+  )
+}
+
 export function acquireSlot(db: PGlite, name: string, owner: SlotOwner): void {
   const m = activeSlots(db)
   if (m.has(name) && m.get(name) !== owner) throw slotInUse(name)

@@ -1,0 +1,171 @@
+// Change-log pruning: the change log is tabgres's WAL for logical decoding,
+// and like PostgreSQL's WAL it is kept only while a slot still needs it.
+//
+// The horizon is the lowest confirmed_flush_lsn over all slots: every
+// transaction committed at or below it has been acknowledged by every
+// consumer and can never be streamed again (START_REPLICATION starts above
+// confirmed_flush_lsn). A transaction is removed whole or not at all, so an
+// acknowledgement that lands inside a transaction keeps all of it.
+//
+// Without any slot, PostgreSQL keeps no WAL for decoding and a new slot starts
+// at the current position, so nothing needs keeping ('discard'). The orez
+// ancestor's API (getChangesSince) reads the change log without slots, so
+// installChangeTracking keeps it by default ('keep').
+//
+// PGlite runs no autovacuum (single-user mode): pruning VACUUMs the tables it
+// deleted from, so their pages are reused and storage stays bounded.
+
+import type { PGlite } from '@electric-sql/pglite'
+import { parseLsn } from '../../shared/lsn'
+import { idle, type IdleSession } from './exclusive'
+import { subscribeCommits } from './notifier'
+import { seqAtOrBelow } from './positions'
+import { readPosition, resumePoint } from './reader'
+
+/** What happens to captured changes while no replication slot exists. */
+export type Retention = 'keep' | 'discard'
+
+export interface PruneResult {
+  /** Changes at or below this sequence number are gone (-1: nothing pruned). */
+  cut: bigint
+  changes: number
+  transactions: number
+  slots: number
+}
+
+/**
+ * The newest sequence number that no slot needs, or null when nothing may be
+ * pruned. `minConfirmed` is null when there is no slot.
+ */
+export function pruneHorizon(minConfirmed: bigint | null, position: bigint, retention: Retention): bigint | null {
+  if (minConfirmed === null) return retention === 'discard' ? position : null
+  return seqAtOrBelow(minConfirmed)
+}
+
+/** Prune once; runs between application transactions (see ./exclusive.ts). */
+export async function pruneChangeLog(s: IdleSession, retention: Retention): Promise<PruneResult> {
+  const [[minConfirmed, slotCount]] = await s.query(
+    'SELECT min(confirmed_flush_lsn)::text, count(*) FROM _tabgres.slots',
+  )
+  const slots = Number(slotCount)
+  const horizon = pruneHorizon(minConfirmed === null ? null : parseLsn(minConfirmed), await readPosition(s), retention)
+  if (horizon === null || horizon < 0n) return { cut: -1n, changes: 0, transactions: 0, slots }
+  // Never cut through a transaction: stop before the first one that ends above the horizon.
+  const cut = await resumePoint(s, horizon)
+  const [[changes, transactions]] = await s.query(`
+    WITH c AS (DELETE FROM _tabgres.changes WHERE seq <= ${cut} RETURNING 1),
+         x AS (DELETE FROM _tabgres.xacts WHERE last_seq <= ${cut} RETURNING 1),
+         -- A reader at any position above the cut needs, per relation, only the
+         -- newest shape written at or below it (and likewise for publications).
+         r AS (DELETE FROM _tabgres.relation_versions v USING _tabgres.relation_versions w
+                WHERE w.relid = v.relid AND w.valid_after <= ${cut}
+                  AND (w.valid_after, w.id) > (v.valid_after, v.id) RETURNING 1),
+         p AS (DELETE FROM _tabgres.publication_versions v USING _tabgres.publication_versions w
+                WHERE w.valid_after <= ${cut} AND (w.valid_after, w.id) > (v.valid_after, v.id) RETURNING 1)
+    SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM x), (SELECT count(*) FROM r), (SELECT count(*) FROM p)`)
+  if (Number(changes) + Number(transactions) > 0) {
+    await s.query('VACUUM _tabgres.changes, _tabgres.xacts')
+  }
+  return { cut, changes: Number(changes), transactions: Number(transactions), slots }
+}
+
+/** Commits that may arrive before a no-slot prune runs (they are pruned together). */
+const COMMIT_PRUNE_DELAY_MS = 100
+
+class Pruner {
+  private running: Promise<PruneResult> | null = null
+  /** One prune queued behind the running one serves every request made meanwhile. */
+  private queued: Promise<PruneResult> | null = null
+  private timer: ReturnType<typeof setTimeout> | null = null
+  /** Slot count seen by the last prune: with slots, commits alone never move the horizon. */
+  private slots = -1
+  unsubscribe: () => void = () => {}
+  last: PruneResult | null = null
+  lastError: unknown = null
+
+  constructor(
+    private readonly db: PGlite,
+    readonly retention: Retention,
+  ) {}
+
+  /** Prune after anything already running; resolves with this prune's result. */
+  request(): Promise<PruneResult> {
+    if (this.queued) return this.queued
+    if (this.running) {
+      this.queued = this.running
+        .catch(() => {})
+        .then(() => {
+          this.queued = null
+          return this.request()
+        })
+      return this.queued
+    }
+    const run = idle(this.db, (s) => pruneChangeLog(s, this.retention), true).then(
+      (r) => {
+        this.slots = r.slots
+        this.last = r
+        return r
+      },
+      (e) => {
+        this.lastError = e
+        throw e
+      },
+    )
+    this.running = run
+    run.catch(() => {}).finally(() => (this.running = null))
+    return run
+  }
+
+  /** A prune nobody awaits: its error is kept for diagnostics, not thrown. */
+  background(): void {
+    if (this.db.closed) return
+    this.request().catch(() => {})
+  }
+
+  /** After a commit: only without slots can a commit make changes prunable. */
+  onCommit(): void {
+    if (this.retention !== 'discard' || this.slots > 0 || this.timer) return
+    this.timer = setTimeout(() => {
+      this.timer = null
+      this.background()
+    }, COMMIT_PRUNE_DELAY_MS)
+  }
+
+  stop(): void {
+    this.unsubscribe()
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = null
+  }
+}
+
+const pruners = new WeakMap<PGlite, Pruner>()
+
+/**
+ * Starts pruning for a database (idempotent): after acknowledgements and slot
+ * drops, and with retention 'discard' also after commits while no slot exists.
+ */
+export async function startPruning(db: PGlite, retention: Retention): Promise<void> {
+  const existing = pruners.get(db)
+  if (existing && existing.retention === retention) return
+  existing?.stop()
+  const p = new Pruner(db, retention)
+  pruners.set(db, p)
+  p.unsubscribe = await subscribeCommits(db, () => p.onCommit())
+  p.background()
+}
+
+/** Prune now and resolve with what was removed (null when pruning was never started). */
+export function pruneNow(db: PGlite): Promise<PruneResult> | null {
+  return pruners.get(db)?.request() ?? null
+}
+
+/** Ask for a prune in the background (after an acknowledgement or a slot drop). */
+export function schedulePrune(db: PGlite): void {
+  pruners.get(db)?.background()
+}
+
+/** Diagnostics: the last prune's result and error. */
+export function pruneStatus(db: PGlite): { last: PruneResult | null; lastError: unknown } | null {
+  const p = pruners.get(db)
+  return p ? { last: p.last, lastError: p.lastError } : null
+}
