@@ -10,9 +10,11 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { formatLsn, parseLsn, type Lsn } from '../../src/shared/lsn'
 import { installChangeTracking, type TrackingOptions } from '../../src/worker/replication/change-tracker'
-import { handleReplicationQuery } from '../../src/worker/replication/handler'
+import { encodeFrame } from '../../src/shared/replication-frames'
+import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/worker/replication/handler'
 import { pruneNow } from '../../src/worker/replication/prune'
 import { Consumer } from '../support/consumer'
+import { recordStream } from '../support/stream'
 
 const dirs: string[] = []
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
@@ -316,6 +318,94 @@ describe('pg_replication_slots', () => {
     await db.close()
     db = await open(dir)
     expect((await view()).rows).toEqual([{ ...idleRow, restart_lsn: acked, confirmed_flush_lsn: acked }])
+    await db.close()
+  })
+})
+
+describe('feedback', () => {
+  async function stream(db: PGlite, slot: string, keepaliveMs?: number) {
+    const rec = recordStream()
+    let session!: ReplicationSession
+    const done = handleStartReplication(
+      `START_REPLICATION SLOT ${slot} LOGICAL 0/0 (proto_version '1', publication_names 'p')`,
+      rec.writer,
+      db,
+      { mode: 'postgres', keepaliveMs, onSession: (s) => (session = s) },
+    )
+    await rec.waitFor((f) => f.tag === 'k')
+    return { rec, session, done }
+  }
+  const status = (lsn: Lsn, replyRequested = false) =>
+    encodeFrame({ tag: 'r', written: lsn, flushed: lsn, applied: lsn, clock: 0n, replyRequested })
+
+  it('asks a silent consumer for a reply, and answers a reply request at once', async () => {
+    const db = await open(undefined)
+    await db.exec(SCHEMA)
+    await command(db, 'CREATE_REPLICATION_SLOT quiet LOGICAL pgoutput')
+    const { rec, session, done } = await stream(db, 'quiet', 200)
+    const asked = await rec.waitFor((f) => f.tag === 'k' && f.replyRequested)
+    expect(asked.tag).toBe('k')
+    const before = rec.frames.length
+    session.receive(status(0n, true))
+    // The answer is a keepalive written synchronously by receive().
+    expect(rec.frames.slice(before).map((f) => f.tag)).toEqual(['k'])
+    session.stop()
+    await done
+    await db.close()
+  })
+
+  it('CopyDone persists the acknowledgement and ends like the walsender: keepalive, CopyDone, COPY 0', async () => {
+    const db = await open(undefined)
+    await db.exec(SCHEMA)
+    await command(db, 'CREATE_REPLICATION_SLOT done_slot LOGICAL pgoutput')
+    const { rec, session, done } = await stream(db, 'done_slot')
+    await db.query(`INSERT INTO t VALUES (1, 'a')`)
+    const commitFrame = await rec.waitFor((f) => f.tag === 'w' && f.data[0] === 0x43)
+    const end = commitFrame.tag === 'w' ? commitFrame.walStart : 0n
+    session.receive(status(end))
+    const n = rec.messages.length
+    session.endCopy()
+    await done
+    const tail = rec.messages.slice(n)
+    // golden/commands.json afterClientCopyDone: d(k), c, C "COPY 0" (then the
+    // wire session's own CommandComplete and ReadyForQuery).
+    expect(tail.map((m) => String.fromCharCode(m[0]))).toEqual(['d', 'c', 'C'])
+    expect(tail[0][5]).toBe(0x6b)
+    expect(new TextDecoder().decode(tail[2].subarray(5, -1))).toBe('COPY 0')
+    const slot = await db.query<{ l: string }>(`SELECT confirmed_flush_lsn::text AS l FROM pg_replication_slots WHERE slot_name = 'done_slot'`)
+    expect(slot.rows[0].l).toBe(formatLsn(end))
+    await db.close()
+  })
+
+  it('nothing goes out after stop(), not even the rest of a batch (regression: re-sent after restart)', async () => {
+    const db = await open(undefined)
+    await db.exec(SCHEMA)
+    await command(db, 'CREATE_REPLICATION_SLOT halt LOGICAL pgoutput')
+    const rec = recordStream()
+    let session!: ReplicationSession
+    let afterStop = 0
+    let stopped = false
+    const write = rec.writer.write.bind(rec.writer)
+    rec.writer.write = (m) => {
+      if (stopped) afterStop++
+      write(m)
+      // Stop inside the first Insert's write: the rest of its batch is in memory.
+      if (!stopped && m[0] === 0x64 && m[5] === 0x77 && m[5 + 25] === 0x49) {
+        stopped = true
+        session.stop()
+      }
+    }
+    const done = handleStartReplication(
+      `START_REPLICATION SLOT halt LOGICAL 0/0 (proto_version '1', publication_names 'p')`,
+      rec.writer,
+      db,
+      { mode: 'postgres', onSession: (s) => (session = s) },
+    )
+    await rec.waitFor((f) => f.tag === 'k')
+    await db.exec(`INSERT INTO t SELECT g, 'x' FROM generate_series(1, 500) g`)
+    await done
+    expect(stopped).toBe(true)
+    expect(afterStop).toBe(0)
     await db.close()
   })
 })
