@@ -25,8 +25,11 @@ interface Message {
   status?: string
 }
 
-/** One simple-query round trip; returns every result set and the final transaction status. */
-async function run(db: PGlite, sql: string, sync: boolean): Promise<{ sets: Rows[]; status: string }> {
+/**
+ * One simple-query round trip; returns every result set and the final
+ * transaction status. The caller must hold PGlite's query lock (runExclusive).
+ */
+export async function run(db: PGlite, sql: string, sync: boolean): Promise<{ sets: Rows[]; status: string }> {
   let result
   try {
     result = await db.execProtocol(protocol.serialize.query(sql), { syncToFs: sync, throwOnError: true })

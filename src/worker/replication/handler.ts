@@ -19,13 +19,13 @@ import { isChangeTrackingInstalled } from './change-tracker'
 import { parseReplicationCommand, isReplicationCommand, type ReplicationCommand } from './commands'
 import { idle, literal } from './exclusive'
 import { positionLsn } from './positions'
-import { ReplicationSession, type ReplicationWriter, type StreamOptions } from './session'
+import { ReplicationSession, type DurabilityGate, type ReplicationWriter, type StreamOptions } from './session'
 import { readPosition } from './reader'
 import { deleteSlot, insertSlot, isSlotActive, readSlot, slotInUse, slotReleased, unknownSlot, validateSlotName } from './slots'
 import { schedulePrune } from './prune'
 import { parseStartOptions } from './start-options'
 
-export type { ReplicationWriter } from './session'
+export type { DurabilityGate, ReplicationWriter } from './session'
 export { ReplicationSession } from './session'
 
 /** The system identifier IDENTIFY_SYSTEM reports (stable; PGlite has no control file id). */
@@ -175,6 +175,8 @@ export interface StartReplicationOptions {
    */
   mode?: CompatibilityMode
   keepaliveMs?: number
+  /** Stream only durable commits (see DurabilityGate). */
+  durability?: DurabilityGate
   /** Called with the session once streaming starts, to feed client CopyData/CopyDone. */
   onSession?: (session: ReplicationSession) => void
 }
@@ -242,6 +244,7 @@ async function startSession(
       publications: start.publications,
       messages: start.messages,
       keepaliveMs: options.keepaliveMs,
+      durability: options.durability,
     }
   })
   if (isSlotActive(db, slotName)) throw slotInUse(slotName)

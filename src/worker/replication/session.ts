@@ -24,6 +24,23 @@ import { acquireSlot, confirmSlot, deleteSlot, markSlotActive, releaseSlot } fro
 
 export interface ReplicationWriter {
   write(data: Uint8Array): void
+  /**
+   * Backpressure: the session awaits this before each read of the change log,
+   * so a slow consumer holds at most its transport's window plus one batch.
+   */
+  drain?(): Promise<void> | void
+}
+
+/**
+ * Where durability stands, for storage that flushes after commit (IndexedDB
+ * with group commit): a stream must not carry a commit the primary can still
+ * lose, so sessions read only up to `position()` and wake when it moves.
+ */
+export interface DurabilityGate {
+  /** The change-log position (sequence number) known to be durable. */
+  position(): bigint
+  /** Calls fn whenever position() advances; returns the unsubscribe. */
+  subscribe(fn: () => void): () => void
 }
 
 export interface StreamOptions {
@@ -39,6 +56,8 @@ export interface StreamOptions {
   keepaliveMs?: number
   /** Rows per change-log read. */
   batchRows?: number
+  /** Without a gate every committed transaction is streamable at once. */
+  durability?: DurabilityGate
 }
 
 const ACTIONS: Record<string, Action | undefined> = { I: 'insert', U: 'update', D: 'delete', T: 'truncate' }
@@ -119,7 +138,9 @@ export class ReplicationSession {
   }
 
   private async run(): Promise<void> {
-    const unsubscribe = await subscribeCommits(this.db, () => this.signal())
+    // Behind a durability gate, a commit is streamable only once it is durable.
+    const gate = this.opts.durability
+    const unsubscribe = gate ? gate.subscribe(() => this.signal()) : await subscribeCommits(this.db, () => this.signal())
     const keepaliveMs = this.opts.keepaliveMs ?? 10_000
     const timer = setInterval(() => {
       if (this.db.closed) return this.stop()
@@ -175,7 +196,9 @@ export class ReplicationSession {
     const limit = this.opts.batchRows ?? 2000
     let busy = 0
     for (;;) {
+      await this.writer.drain?.()
       if (this.stopped || this.db.closed) return
+      const cap = this.opts.durability?.position() ?? null
       const sets = await readWhenIdle(this.db, this.catalog.refreshSql() + batchSql(this.afterSeq, limit))
       if (sets === BUSY) {
         await backoff(busy++)
@@ -191,6 +214,14 @@ export class ReplicationSession {
         // transaction cut here has no Commit, so the consumer discards it.
         if (this.stopped) return
         const row = rows[i]
+        const starts = !this.open || row.xid !== this.open.xid
+        if (starts && cap !== null && row.lastSeq > cap && row.lastSeq > this.threshold) {
+          // Committed but not yet durable: wait for the gate to move.
+          if (this.open) this.commit()
+          this.keepalive(this.replyWanted, this.replyWanted, positionLsn(cap))
+          this.replyWanted = false
+          return
+        }
         if (this.open && row.xid !== this.open.xid) this.commit()
         this.afterSeq = row.seq
         if (row.lastSeq <= this.threshold) continue
@@ -209,7 +240,8 @@ export class ReplicationSession {
       }
       if (batch.complete) {
         if (this.open) this.commit()
-        this.keepalive(this.replyWanted, this.replyWanted, positionLsn(batch.position))
+        const pos = cap !== null && cap < batch.position ? cap : batch.position
+        this.keepalive(this.replyWanted, this.replyWanted, positionLsn(pos))
         this.replyWanted = false
         return
       }

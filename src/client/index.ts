@@ -1,0 +1,145 @@
+// tabgres in the page: openDatabase() spawns the database's dedicated worker
+// and returns a typed handle. Nothing here imports worker internals except the
+// API's type; protocol types and codecs come from src/shared.
+
+import * as Comlink from 'comlink'
+import type { QueryOptions, Results } from '@electric-sql/pglite'
+import { installErrorTransfer } from '../shared/comlink-errors'
+import type { CommandResult } from '../shared/backend-decode'
+import { parseLsn, formatLsn, type Lsn } from '../shared/lsn'
+import type { WorkerApi, StartReplicationRequest, CreateSlotRequest } from '../worker/api'
+import type { BootInfo, EngineOptions } from '../worker/engine'
+import { ReplicationStream } from './stream'
+
+export { PgError } from '../shared/errors'
+export { decodePgoutput } from './pgoutput/decode'
+export { ReplicationStream, type StreamMessage } from './stream'
+export { formatLsn, parseLsn, type Lsn }
+export type { PgoutputMessage } from '../shared/pgoutput'
+export type { BootInfo, CommandResult, CreateSlotRequest, EngineOptions }
+
+export interface OpenOptions extends EngineOptions {
+  /** A worker to use instead of spawning the bundled one (tests, custom builds). */
+  worker?: Worker
+}
+
+export interface Queryable {
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>>
+  exec(sql: string): Promise<Results[]>
+}
+
+export interface StartReplicationOptions {
+  slot: string
+  /** Where to start (the slot's confirmed position wins when greater); default 0/0. */
+  startLsn?: Lsn | string
+  /** pgoutput options: proto_version, publication_names, messages, binary, ... */
+  options: Record<string, string>
+}
+
+export class Database implements Queryable {
+  private closing: Promise<void> | null = null
+
+  constructor(
+    readonly name: string,
+    readonly boot: BootInfo,
+    private readonly api: Comlink.Remote<WorkerApi>,
+    private readonly worker: Worker,
+  ) {}
+
+  /** Resolves once the statement ran and, unless opened 'relaxed', is durable in IndexedDB. */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>> {
+    return this.api.query(sql, params, options) as Promise<Results<T>>
+  }
+
+  exec(sql: string): Promise<Results[]> {
+    return this.api.exec(sql)
+  }
+
+  /**
+   * An interactive transaction: fn's queries run in one transaction and no
+   * other call interleaves. Commits when fn resolves (durably), rolls back
+   * when it throws.
+   */
+  async transaction<R>(fn: (tx: Queryable) => Promise<R>): Promise<R> {
+    const id = await this.api.begin()
+    const tx: Queryable = {
+      query: <T>(sql: string, params?: unknown[], options?: QueryOptions) =>
+        this.api.txQuery(id, sql, params, options) as Promise<Results<T>>,
+      exec: (sql: string) => this.api.txExec(id, sql),
+    }
+    let result: R
+    try {
+      result = await fn(tx)
+    } catch (e) {
+      await this.api.rollback(id)
+      throw e
+    }
+    await this.api.commit(id)
+    return result
+  }
+
+  identifySystem(): Promise<CommandResult> {
+    return this.api.identifySystem()
+  }
+
+  createSlot(name: string, options: CreateSlotRequest = {}): Promise<CommandResult> {
+    return this.api.createSlot(name, options)
+  }
+
+  dropSlot(name: string, options: { wait?: boolean } = {}): Promise<void> {
+    return this.api.dropSlot(name, options.wait ?? false)
+  }
+
+  /** START_REPLICATION on a dedicated MessagePort. */
+  async startReplication(opts: StartReplicationOptions): Promise<ReplicationStream> {
+    const { port1, port2 } = new MessageChannel()
+    const stream = new ReplicationStream(port1)
+    const startLsn = typeof opts.startLsn === 'bigint' ? formatLsn(opts.startLsn) : opts.startLsn
+    const req: StartReplicationRequest = { slot: opts.slot, startLsn, options: opts.options }
+    await this.api.startReplication(Comlink.transfer(port2, [port2]), req)
+    return stream
+  }
+
+  /** Diagnostics from the worker. */
+  stats() {
+    return this.api.stats()
+  }
+
+  /** Makes everything durable, stops streams, releases the name, ends the worker. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      try {
+        await this.api.close()
+      } finally {
+        this.api[Comlink.releaseProxy]()
+        this.worker.terminate()
+      }
+    })()
+    return this.closing
+  }
+
+  /** Ends the worker at once, as a crashed or closed tab would (tests). */
+  terminate(): void {
+    this.worker.terminate()
+  }
+}
+
+function spawnWorker(): Worker {
+  return new Worker(new URL('../worker/index.ts', import.meta.url), { type: 'module', name: 'tabgres' })
+}
+
+/** Opens (creating if needed) the database `name`, persisted in IndexedDB, in its own worker. */
+export async function openDatabase(name: string, options: OpenOptions = {}): Promise<Database> {
+  installErrorTransfer()
+  const { worker: given, ...engineOptions } = options
+  const worker = given ?? spawnWorker()
+  const api = Comlink.wrap<WorkerApi>(worker)
+  try {
+    const boot = await api.open(name, engineOptions)
+    return new Database(name, boot, api, worker)
+  } catch (e) {
+    api[Comlink.releaseProxy]()
+    worker.terminate()
+    throw e
+  }
+}

@@ -1,0 +1,105 @@
+// The page's end of a replication stream (see shared/stream-port.ts): raw
+// CopyData frames as they arrive, decoded messages, acknowledgements.
+
+import { PgError } from '../shared/errors'
+import type { Lsn } from '../shared/lsn'
+import type { PgoutputMessage } from '../shared/pgoutput'
+import { decodeFrame, encodeFrame } from '../shared/replication-frames'
+import { pgTimestampFromDate } from '../shared/pgoutput'
+import { DEFAULT_STREAM_WINDOW, type PageToWorker, type WorkerToPage } from '../shared/stream-port'
+import { decodePgoutput } from './pgoutput/decode'
+
+/** What messages() yields: pgoutput messages with their WAL position, and keepalives. */
+export type StreamMessage =
+  | { kind: 'xlog'; walStart: Lsn; walEnd: Lsn; message: PgoutputMessage }
+  | { kind: 'keepalive'; walEnd: Lsn; replyRequested: boolean }
+
+/** CopyData wire header: 'd' and an int32 length. */
+const COPY_DATA_HEADER = 5
+
+export class ReplicationStream {
+  private queue: Uint8Array[] = []
+  private waiter: (() => void) | null = null
+  private ended = false
+  private error: PgError | null = null
+  private consumed = 0
+  private iterating = false
+  /** Resolves when the worker has ended the stream. */
+  readonly closed: Promise<void>
+  private resolveClosed!: () => void
+
+  constructor(
+    private readonly port: MessagePort,
+    private readonly window = DEFAULT_STREAM_WINDOW,
+  ) {
+    this.closed = new Promise((r) => (this.resolveClosed = r))
+    port.onmessage = (ev: MessageEvent<WorkerToPage>) => this.onMessage(ev.data)
+  }
+
+  private onMessage(m: WorkerToPage): void {
+    if (m.type === 'frames') {
+      for (const b of m.buffers) this.queue.push(new Uint8Array(b))
+    } else {
+      if (m.type === 'error') this.error = new PgError(m.error)
+      this.ended = true
+      this.resolveClosed()
+      this.port.close()
+    }
+    const w = this.waiter
+    this.waiter = null
+    w?.()
+  }
+
+  private send(m: PageToWorker, transfer: Transferable[] = []): void {
+    if (!this.ended) this.port.postMessage(m, transfer)
+  }
+
+  /** Raw CopyData wire messages ('d', length, XLogData or keepalive), in order. */
+  async *frames(): AsyncGenerator<Uint8Array> {
+    if (this.iterating) throw new Error('a replication stream can be iterated only once')
+    this.iterating = true
+    for (;;) {
+      const f = this.queue.shift()
+      if (f) {
+        this.consumed += f.byteLength
+        // Return credit in chunks: a quarter window at a time.
+        if (this.consumed >= this.window / 4) {
+          this.send({ type: 'credit', bytes: this.consumed })
+          this.consumed = 0
+        }
+        yield f
+        continue
+      }
+      if (this.ended) {
+        if (this.error) throw this.error
+        return
+      }
+      await new Promise<void>((r) => (this.waiter = r))
+    }
+  }
+
+  /** Decoded: each XLogData's pgoutput message with its position, and keepalives. */
+  async *messages(): AsyncGenerator<StreamMessage> {
+    for await (const raw of this.frames()) {
+      const f = decodeFrame(raw.subarray(COPY_DATA_HEADER))
+      if (f.tag === 'w') yield { kind: 'xlog', walStart: f.walStart, walEnd: f.walEnd, message: decodePgoutput(f.data) }
+      else if (f.tag === 'k') yield { kind: 'keepalive', walEnd: f.walEnd, replyRequested: f.replyRequested }
+    }
+  }
+
+  /**
+   * Acknowledge: everything up to `lsn` is applied and flushed by the
+   * consumer (a standby status update). The slot will not send it again.
+   */
+  ack(lsn: Lsn, replyRequested = false): void {
+    const bytes = encodeFrame({ tag: 'r', written: lsn, flushed: lsn, applied: lsn, clock: pgTimestampFromDate(Date.now()), replyRequested })
+    const buffer = bytes.buffer as ArrayBuffer
+    this.send({ type: 'copy-data', buffer }, [buffer])
+  }
+
+  /** CopyDone: the worker persists the last acknowledgement and ends the stream. */
+  async close(): Promise<void> {
+    this.send({ type: 'copy-done' })
+    await this.closed
+  }
+}

@@ -1,0 +1,26 @@
+// Messages on a replication stream's dedicated MessagePort.
+//
+// The worker sends CopyData wire messages ('d', int32 length, payload: an
+// XLogData 'w' or keepalive 'k' frame) exactly as a walsender puts them on a
+// socket, each in its own ArrayBuffer, many per postMessage, transferred
+// (never structured-cloned). The page returns credit as it consumes them:
+// the worker never has more than the window outstanding (flow control).
+
+import type { PgErrorFields } from './errors'
+
+export type WorkerToPage =
+  | { type: 'frames'; buffers: ArrayBuffer[] }
+  /** The stream ended (after CopyDone, a stop, or the database closing). */
+  | { type: 'end' }
+  | { type: 'error'; error: PgErrorFields }
+
+export type PageToWorker =
+  /** The page consumed this many bytes of frames. */
+  | { type: 'credit'; bytes: number }
+  /** A CopyData payload from the client: a standby status update ('r'). */
+  | { type: 'copy-data'; buffer: ArrayBuffer }
+  /** CopyDone: finish as the walsender does. */
+  | { type: 'copy-done' }
+
+/** Bytes of frames the worker may have outstanding before it waits for credit. */
+export const DEFAULT_STREAM_WINDOW = 4 * 1024 * 1024

@@ -1,0 +1,265 @@
+// The worker's API, exposed to the page with Comlink (./index.ts). The page's
+// typed handle (src/client) is built on `type WorkerApi = ReturnType<typeof makeApi>`.
+//
+// Serialization: PGlite is one backend session, so every call that runs SQL
+// takes the API lock, and an interactive transaction holds it from begin()
+// to commit()/rollback(): no other call interleaves with it. Replication
+// sessions read between transactions (replication/exclusive.ts).
+// Durability: a call that may have written resolves after the group commit
+// that makes it durable (engine.ts), unless the database was opened 'relaxed'.
+// Errors: anything thrown leaves as a PgError (shared/comlink-errors.ts), and
+// the worker stays usable after any bad call.
+
+import { Mutex, type PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite'
+import { commandResult, type CommandResult } from '../shared/backend-decode'
+import { PgError, SqlState, toPgError } from '../shared/errors'
+import { formatLsn, parseLsn } from '../shared/lsn'
+import type { PageToWorker } from '../shared/stream-port'
+import { openEngine, type BootInfo, type Engine, type EngineOptions } from './engine'
+import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from './replication/handler'
+import { positionLsn } from './replication/positions'
+import { PortWriter } from './transport/port-writer'
+
+export interface StartReplicationRequest {
+  slot: string
+  /** X/Y; default 0/0 (the slot's confirmed position). */
+  startLsn?: string
+  /** pgoutput options, e.g. { proto_version: '1', publication_names: 'p', messages: 'true' }. */
+  options: Record<string, string>
+}
+
+export interface CreateSlotRequest {
+  temporary?: boolean
+  snapshot?: 'export' | 'use' | 'nothing'
+}
+
+const quoteIdent = (s: string) => `"${s.replace(/"/g, '""')}"`
+const quoteLiteral = (s: string) => `'${s.replace(/'/g, "''")}'`
+
+/** START_REPLICATION text from structured options (names quoted, so nothing is ever parsed as SQL). */
+export function startReplicationCommand(req: StartReplicationRequest): string {
+  const lsn = req.startLsn ?? '0/0'
+  if (parseLsn(lsn) === null) throw new PgError({ code: SqlState.syntaxError, message: `invalid LSN "${lsn}"` })
+  const opts = Object.entries(req.options).map(([k, v]) => `${quoteIdent(k)} ${quoteLiteral(String(v))}`)
+  return `START_REPLICATION SLOT ${quoteIdent(req.slot)} LOGICAL ${lsn}${opts.length ? ` (${opts.join(', ')})` : ''}`
+}
+
+type TxEntry = { tx: Transaction; finish: (commit: boolean) => void; done: Promise<void> }
+
+export function makeApi() {
+  let engine: Engine | null = null
+  let opening: Promise<BootInfo> | null = null
+  const lock = new Mutex()
+  const transactions = new Map<number, TxEntry>()
+  const streams = new Set<ReplicationSession>()
+  let nextTx = 1
+
+  function current(): Engine {
+    if (!engine) throw new PgError({ code: '08003', message: 'the database is not open' }) // connection_does_not_exist
+    return engine
+  }
+
+  async function afterWrite(e: Engine): Promise<void> {
+    if (e.durability === 'durable') await e.durable()
+    else e.durable().catch(() => {})
+  }
+
+  /** Run fn under the API lock, then make what it wrote durable. */
+  async function write<T>(fn: (db: PGlite) => Promise<T>): Promise<T> {
+    const e = current()
+    try {
+      const out = await lock.runExclusive(() => fn(e.db))
+      await afterWrite(e)
+      return out
+    } catch (err) {
+      throw toPgError(err)
+    }
+  }
+
+  async function replicationCommand(sql: string): Promise<CommandResult> {
+    const e = current()
+    const reply = await lock.runExclusive(() => handleReplicationQuery(sql, e.db, { mode: 'postgres' }))
+    if (!reply) throw new PgError({ code: SqlState.syntaxError, message: `not a replication command: ${sql}` })
+    const result = commandResult(reply)
+    await afterWrite(e)
+    return result
+  }
+
+  function tx(id: number): TxEntry {
+    const t = transactions.get(id)
+    if (!t) throw new PgError({ code: '25P01', message: `no transaction ${id} is open` }) // no_active_sql_transaction
+    return t
+  }
+
+  return {
+    /** Opens (or creates) idb://<name>; idempotent for the same name. */
+    async open(name: string, options: EngineOptions = {}): Promise<BootInfo> {
+      if (engine && engine.name !== name) {
+        throw new PgError({ code: SqlState.objectInUse, message: `this worker already holds database "${engine.name}"` })
+      }
+      opening ??= openEngine(name, options).then(
+        (e) => {
+          engine = e
+          return e.boot
+        },
+        (err) => {
+          opening = null
+          throw toPgError(err)
+        },
+      )
+      return opening
+    },
+
+    async query(sql: string, params?: unknown[], options?: QueryOptions): Promise<Results> {
+      return write((db) => db.query(sql, params, options))
+    },
+
+    async exec(sql: string): Promise<Results[]> {
+      return write((db) => db.exec(sql))
+    },
+
+    /** Opens an interactive transaction; no other call runs until it ends. */
+    async begin(): Promise<number> {
+      const e = current()
+      const id = nextTx++
+      return new Promise<number>((resolveBegin, rejectBegin) => {
+        // The API lock is held from here until the transaction ends.
+        void lock.runExclusive(async () => {
+          let finish!: (commit: boolean) => void
+          const decided = new Promise<boolean>((res) => (finish = res))
+          let ended!: (err?: unknown) => void
+          const done = new Promise<void>((res, rej) => (ended = (err) => (err === undefined ? res() : rej(err))))
+          done.catch(() => {})
+          try {
+            await e.db.transaction(async (t) => {
+              transactions.set(id, { tx: t, finish, done })
+              resolveBegin(id)
+              if (!(await decided)) await t.rollback()
+            })
+            ended()
+          } catch (err) {
+            transactions.delete(id)
+            rejectBegin(toPgError(err)) // ignored when begin() already resolved
+            ended(err)
+          }
+        })
+      })
+    },
+
+    async txQuery(id: number, sql: string, params?: unknown[], options?: QueryOptions): Promise<Results> {
+      try {
+        return await tx(id).tx.query(sql, params, options)
+      } catch (err) {
+        throw toPgError(err)
+      }
+    },
+
+    async txExec(id: number, sql: string): Promise<Results[]> {
+      try {
+        return await tx(id).tx.exec(sql)
+      } catch (err) {
+        throw toPgError(err)
+      }
+    },
+
+    /** Ends the transaction; resolves once it is committed and durable. */
+    async commit(id: number): Promise<void> {
+      const t = tx(id)
+      transactions.delete(id)
+      t.finish(true)
+      try {
+        await t.done
+      } catch (err) {
+        throw toPgError(err)
+      }
+      await afterWrite(current())
+    },
+
+    async rollback(id: number): Promise<void> {
+      const t = transactions.get(id)
+      if (!t) return
+      transactions.delete(id)
+      t.finish(false)
+      await t.done.catch(() => {})
+    },
+
+    async identifySystem(): Promise<CommandResult> {
+      return replicationCommand('IDENTIFY_SYSTEM')
+    },
+
+    async createSlot(name: string, options: CreateSlotRequest = {}): Promise<CommandResult> {
+      const snapshot = options.snapshot ? ` (SNAPSHOT ${quoteLiteral(options.snapshot)})` : ''
+      return replicationCommand(
+        `CREATE_REPLICATION_SLOT ${quoteIdent(name)}${options.temporary ? ' TEMPORARY' : ''} LOGICAL pgoutput${snapshot}`,
+      )
+    },
+
+    async dropSlot(name: string, wait = false): Promise<void> {
+      await replicationCommand(`DROP_REPLICATION_SLOT ${quoteIdent(name)}${wait ? ' WAIT' : ''}`)
+    },
+
+    /** Streams on `port` (see shared/stream-port.ts); resolves once streaming started. */
+    async startReplication(port: MessagePort, req: StartReplicationRequest): Promise<void> {
+      const e = current()
+      const writer = new PortWriter(port)
+      let session: ReplicationSession | null = null
+      port.onmessage = (ev: MessageEvent<PageToWorker>) => {
+        const m = ev.data
+        try {
+          if (m.type === 'credit') writer.credit(m.bytes)
+          else if (m.type === 'copy-data') session?.receive(new Uint8Array(m.buffer))
+          else if (m.type === 'copy-done') session?.endCopy()
+        } catch (err) {
+          // A malformed client message ends the stream with an error, as a walsender would.
+          writer.fail(toPgError(err))
+          session?.stop()
+        }
+      }
+      let command: string
+      try {
+        command = startReplicationCommand(req)
+      } catch (err) {
+        port.close()
+        throw toPgError(err)
+      }
+      const done = handleStartReplication(command, writer, e.db, {
+        mode: 'postgres',
+        durability: e.commits,
+        onSession: (s) => {
+          session = s
+          streams.add(s)
+        },
+      })
+      done
+        .catch(() => {}) // already on the port as an ErrorResponse
+        .finally(() => {
+          if (session) streams.delete(session)
+          writer.finish()
+        })
+      await writer.started
+    },
+
+    /** Everything durable, streams ended, the name released. */
+    async close(): Promise<void> {
+      if (!engine) return
+      const e = engine
+      for (const s of streams) s.stop()
+      await lock.runExclusive(() => e.close())
+      engine = null
+      opening = null
+    },
+
+    /** Diagnostics the page can read (console.log in a worker does not reach tests). */
+    async stats() {
+      const e = current()
+      return {
+        flushes: e.commits.flushes,
+        durableLsn: formatLsn(positionLsn(e.commits.position())),
+        streams: streams.size,
+        boot: e.boot,
+      }
+    },
+  }
+}
+
+export type WorkerApi = ReturnType<typeof makeApi>
