@@ -34,6 +34,8 @@ export interface StartReplicationOptions {
   startLsn?: Lsn | string
   /** pgoutput options: proto_version, publication_names, messages, binary, ... */
   options: Record<string, string>
+  /** Flow-control window: bytes of frames the worker may send ahead of the consumer. */
+  window?: number
 }
 
 export class Database implements Queryable {
@@ -93,9 +95,9 @@ export class Database implements Queryable {
   /** START_REPLICATION on a dedicated MessagePort. */
   async startReplication(opts: StartReplicationOptions): Promise<ReplicationStream> {
     const { port1, port2 } = new MessageChannel()
-    const stream = new ReplicationStream(port1)
+    const stream = new ReplicationStream(port1, opts.window)
     const startLsn = typeof opts.startLsn === 'bigint' ? formatLsn(opts.startLsn) : opts.startLsn
-    const req: StartReplicationRequest = { slot: opts.slot, startLsn, options: opts.options }
+    const req: StartReplicationRequest = { slot: opts.slot, startLsn, options: opts.options, window: opts.window }
     await this.api.startReplication(Comlink.transfer(port2, [port2]), req)
     return stream
   }

@@ -30,7 +30,7 @@ export class ReplicationStream {
 
   constructor(
     private readonly port: MessagePort,
-    private readonly window = DEFAULT_STREAM_WINDOW,
+    readonly window = DEFAULT_STREAM_WINDOW,
   ) {
     this.closed = new Promise((r) => (this.resolveClosed = r))
     port.onmessage = (ev: MessageEvent<WorkerToPage>) => this.onMessage(ev.data)

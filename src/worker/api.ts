@@ -26,6 +26,8 @@ export interface StartReplicationRequest {
   startLsn?: string
   /** pgoutput options, e.g. { proto_version: '1', publication_names: 'p', messages: 'true' }. */
   options: Record<string, string>
+  /** Flow-control window in bytes (default DEFAULT_STREAM_WINDOW). */
+  window?: number
 }
 
 export interface CreateSlotRequest {
@@ -51,7 +53,7 @@ export function makeApi() {
   let opening: Promise<BootInfo> | null = null
   const lock = new Mutex()
   const transactions = new Map<number, TxEntry>()
-  const streams = new Set<ReplicationSession>()
+  const streams = new Map<ReplicationSession, PortWriter>()
   let nextTx = 1
 
   function current(): Engine {
@@ -201,7 +203,7 @@ export function makeApi() {
     /** Streams on `port` (see shared/stream-port.ts); resolves once streaming started. */
     async startReplication(port: MessagePort, req: StartReplicationRequest): Promise<void> {
       const e = current()
-      const writer = new PortWriter(port)
+      const writer = new PortWriter(port, req.window)
       let session: ReplicationSession | null = null
       port.onmessage = (ev: MessageEvent<PageToWorker>) => {
         const m = ev.data
@@ -227,7 +229,7 @@ export function makeApi() {
         durability: e.commits,
         onSession: (s) => {
           session = s
-          streams.add(s)
+          streams.set(s, writer)
         },
       })
       done
@@ -243,7 +245,7 @@ export function makeApi() {
     async close(): Promise<void> {
       if (!engine) return
       const e = engine
-      for (const s of streams) s.stop()
+      for (const s of streams.keys()) s.stop()
       await lock.runExclusive(() => e.close())
       engine = null
       opening = null
@@ -255,7 +257,7 @@ export function makeApi() {
       return {
         flushes: e.commits.flushes,
         durableLsn: formatLsn(positionLsn(e.commits.position())),
-        streams: streams.size,
+        streams: [...streams.values()].map((w) => ({ ...w.posted, buffered: w.buffered })),
         boot: e.boot,
       }
     },

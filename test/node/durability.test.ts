@@ -348,7 +348,7 @@ describe('feedback', () => {
     const before = rec.frames.length
     session.receive(status(0n, true))
     // The answer is a keepalive written synchronously by receive().
-    expect(rec.frames.slice(before).map((f) => f.tag)).toEqual(['k'])
+    expect(rec.frames.slice(before).map((f) => (f.tag === 'k' ? `k:${f.replyRequested}` : f.tag))).toEqual(['k:false'])
     session.stop()
     await done
     await db.close()

@@ -41,6 +41,8 @@ export interface DurabilityGate {
   position(): bigint
   /** Calls fn whenever position() advances; returns the unsubscribe. */
   subscribe(fn: () => void): () => void
+  /** Resolves once every write so far is durable (a confirmed slot position included). */
+  durable(): Promise<void>
 }
 
 export interface StreamOptions {
@@ -107,7 +109,8 @@ export class ReplicationSession {
       this.lastReplyAt = Date.now()
       // flush is what the consumer has durably applied: that is confirmed_flush_lsn.
       if (f.flushed > 0n) this.pendingConfirm = f.flushed
-      if (f.replyRequested) this.keepalive(false, true)
+      // PostgreSQL answers with a keepalive that itself asks for nothing (WalSndKeepalive(false)).
+      if (f.replyRequested) this.keepalive(true, false)
       this.signal()
     } else if (f.tag !== 'k') {
       throw new ProtocolError(`unexpected replication frame '${f.tag}' from client`, 0)
@@ -187,6 +190,8 @@ export class ReplicationSession {
     if (lsn === null || this.db.closed) return
     this.pendingConfirm = null
     await idle(this.db, (s) => confirmSlot(s, this.opts.slot, lsn), true)
+    // An acknowledgement is a promise not to re-send: it must survive a crash.
+    await this.opts.durability?.durable()
     // The horizon may have moved: what every slot has confirmed can go.
     schedulePrune(this.db)
   }

@@ -74,35 +74,39 @@ export class GroupCommit implements DurabilityGate {
   }
 
   private async flushOnce(): Promise<void> {
-    let pos: bigint | null = null
-    // Holding the query lock: no statement runs while files are copied, so the
-    // copy lies between statements, and the position read here is exactly
-    // what it contains. Inside an open transaction block the sequence would
-    // count uncommitted changes: then the gate stays put until its commit.
-    await this.db.runExclusive(async () => {
-      // (In a failed transaction block the read fails: then flush regardless.)
-      const r = await run(this.db, 'SELECT _tabgres.position(), pg_catalog.pg_current_wal_insert_lsn()::text', false).catch(() => null)
-      const [position, wal] = r?.sets[0]?.[0] ?? [null, null]
-      if (r?.status === 'I') pos = BigInt(position!)
-      // Every durable change writes WAL: an unchanged WAL position means
-      // nothing to copy (reads, and writes a previous flush already took).
-      if (wal !== null && wal === this.flushedWal) return
-      try {
-        await this.flush()
-      } catch (e) {
-        const cause = toPgError(e)
-        throw new PgError({
-          code: '58030', // io_error
-          message: `could not write the database to IndexedDB: ${cause.message}`,
-          hint: 'The change is committed in memory but not yet durable; free storage space and retry.',
-        })
-      }
-      this.flushedWal = wal
-      this.flushes++
-    })
+    // PGlite's transaction lock first: it queues behind the statements already
+    // waiting (db.query takes it too), so one flush covers all of them, and it
+    // never lands inside an interactive transaction. Then the query lock: no
+    // statement runs while files are copied, so the copy lies between
+    // statements, and the position read here is exactly what it contains.
+    const pos = await this.db._runExclusiveTransaction(() => this.db.runExclusive(() => this.flushLocked()))
     if (pos !== null && pos > this.durablePosition) {
       this.durablePosition = pos
       for (const fn of this.listeners) fn()
     }
+  }
+
+  /** Under both locks: read the position, flush if anything was written; returns the position. */
+  private async flushLocked(): Promise<bigint | null> {
+    // (In a failed transaction block the read fails: then flush regardless.)
+    const r = await run(this.db, 'SELECT _tabgres.position(), pg_catalog.pg_current_wal_insert_lsn()::text', false).catch(() => null)
+    const [position, wal] = r?.sets[0]?.[0] ?? [null, null]
+    const pos = r?.status === 'I' ? BigInt(position!) : null
+    // Every durable change writes WAL: an unchanged WAL position means
+    // nothing to copy (reads, and writes a previous flush already took).
+    if (wal !== null && wal === this.flushedWal) return pos
+    try {
+      await this.flush()
+    } catch (e) {
+      const cause = toPgError(e)
+      throw new PgError({
+        code: '58030', // io_error
+        message: `could not write the database to IndexedDB: ${cause.message}`,
+        hint: 'The change is committed in memory but not yet durable; free storage space and retry.',
+      })
+    }
+    this.flushedWal = wal
+    this.flushes++
+    return pos
   }
 }

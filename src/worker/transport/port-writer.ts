@@ -26,8 +26,8 @@ export class PortWriter implements ReplicationWriter {
   readonly started: Promise<void>
   private resolveStarted!: () => void
   private rejectStarted!: (e: PgError) => void
-  /** Frames and bytes posted, for diagnostics. */
-  posted = { messages: 0, frames: 0, bytes: 0 }
+  /** What was posted, for diagnostics: `detached` counts buffers the transfer emptied here. */
+  posted = { messages: 0, frames: 0, bytes: 0, detached: 0, maxBuffered: 0 }
 
   constructor(
     private readonly port: MessagePort,
@@ -50,6 +50,7 @@ export class PortWriter implements ReplicationWriter {
         const buffer = (own ? data.buffer : data.slice().buffer) as ArrayBuffer
         this.batch.push(buffer)
         this.batchBytes += buffer.byteLength
+        if (this.buffered > this.posted.maxBuffered) this.posted.maxBuffered = this.buffered
         this.schedule()
         return
       }
@@ -127,5 +128,11 @@ export class PortWriter implements ReplicationWriter {
     this.batch = []
     this.batchBytes = 0
     this.port.postMessage(message, buffers)
+    for (const b of buffers) if (b.byteLength === 0) this.posted.detached++
+  }
+
+  /** Bytes this side holds for the page: posted but not credited, plus the open batch. */
+  get buffered(): number {
+    return this.outstanding + this.batchBytes
   }
 }

@@ -1,0 +1,132 @@
+// Group commit and the durability gate, with a flush the test controls
+// (in the browser it writes to IndexedDB; here it is a promise we resolve).
+
+import { PGlite } from '@electric-sql/pglite'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { installChangeTracking } from '../../src/worker/replication/change-tracker'
+import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/worker/replication/handler'
+import { positionLsn } from '../../src/worker/replication/positions'
+import { GroupCommit } from '../../src/worker/storage/group-commit'
+import { run } from '../../src/worker/replication/exclusive'
+import { recordStream } from '../support/stream'
+
+/** A flush that waits until the test releases it; flushes are numbered 1, 2, ... in start order. */
+function controlledFlush() {
+  const pending: { index: number; resolve: () => void }[] = []
+  const completed: number[] = []
+  let started = 0
+  let onStart: (() => void) | null = null
+  return {
+    /** Ids of table t in each flush's snapshot (read under the lock the flush holds). */
+    covered: new Map<number, Set<number>>(),
+    db: null as PGlite | null,
+    async flush() {
+      const index = ++started
+      const r = await run(this.db!, 'SELECT id FROM t', false)
+      this.covered.set(index, new Set(r.sets[0].map(([id]) => Number(id))))
+      await new Promise<void>((resolve) => {
+        pending.push({ index, resolve })
+        onStart?.()
+      })
+    },
+    get started() {
+      return started
+    },
+    completed,
+    /** Resolves once a flush is waiting to be released. */
+    nextStart(): Promise<void> {
+      if (pending.length) return Promise.resolve()
+      return new Promise((resolve) => (onStart = () => ((onStart = null), resolve())))
+    },
+    releaseOne() {
+      const p = pending.shift()!
+      completed.push(p.index)
+      p.resolve()
+    },
+  }
+}
+
+describe('group commit', () => {
+  let db: PGlite
+  beforeEach(async () => {
+    db = new PGlite()
+    await installChangeTracking(db)
+    await db.exec('CREATE TABLE t (id int PRIMARY KEY)')
+  })
+  afterEach(() => db.close())
+
+  it('concurrent writes share flushes, and each resolves only after a flush that began after its commit', async () => {
+    const f = controlledFlush()
+    f.db = db
+    const gc = new GroupCommit(db, () => f.flush())
+    const WRITERS = 20
+    let finished = 0
+    const violations: number[] = []
+    const writers = Array.from({ length: WRITERS }, async (_, i) => {
+      await db.query('INSERT INTO t VALUES ($1)', [i])
+      await gc.durable()
+      // A completed flush's snapshot holds this write.
+      if (!f.completed.some((k) => f.covered.get(k)!.has(i))) violations.push(i)
+      finished++
+    })
+    const all = Promise.all(writers)
+    while (finished < WRITERS) {
+      const next = await Promise.race([f.nextStart().then(() => 'flush' as const), all.then(() => 'done' as const)])
+      if (next === 'flush') f.releaseOne()
+    }
+    await all
+    expect(violations).toEqual([])
+    // Grouped: far fewer flushes than writes (one per write would be 20).
+    expect(f.started).toBeLessThanOrEqual(WRITERS / 2)
+    expect(gc.flushes).toBe(f.started)
+  })
+
+  it('skips the flush when nothing was written since the last one', async () => {
+    const f = controlledFlush()
+    f.db = db
+    const gc = new GroupCommit(db, () => f.flush())
+    await db.query('INSERT INTO t VALUES (1)')
+    const d = gc.durable()
+    await f.nextStart()
+    f.releaseOne()
+    await d
+    await db.query('SELECT * FROM t')
+    await gc.durable()
+    expect(f.started).toBe(1)
+  })
+
+  it('a stream carries a commit only after a flush made it durable', async () => {
+    const f = controlledFlush()
+    f.db = db
+    const gc = new GroupCommit(db, () => f.flush())
+    await db.exec('CREATE PUBLICATION p FOR ALL TABLES')
+    await handleReplicationQuery('CREATE_REPLICATION_SLOT gated LOGICAL pgoutput', db, { mode: 'postgres' })
+    const rec = recordStream()
+    let session!: ReplicationSession
+    const done = handleStartReplication(
+      `START_REPLICATION SLOT gated LOGICAL 0/0 (proto_version '1', publication_names 'p')`,
+      rec.writer,
+      db,
+      { mode: 'postgres', durability: gc, keepaliveMs: 100, onSession: (s) => (session = s) },
+    )
+    await rec.waitFor((f) => f.tag === 'k')
+    await db.query('INSERT INTO t VALUES (42)')
+    // Committed, not yet flushed. The session re-reads each time it asks a
+    // silent consumer for a reply: after two such reads it has surely read
+    // past the commit, and must have stopped before it.
+    const before = rec.frames.length
+    const asks = () => rec.frames.slice(before).filter((fr) => fr.tag === 'k' && fr.replyRequested).length
+    await rec.waitFor(() => asks() >= 2)
+    const [{ p }] = (await db.query<{ p: string }>('SELECT _tabgres.position()::text AS p')).rows
+    expect(rec.frames.some((fr) => fr.tag === 'w')).toBe(false)
+    for (const fr of rec.frames) if (fr.tag === 'k') expect(fr.walEnd < positionLsn(BigInt(p))).toBe(true)
+    const flushing = gc.durable()
+    await f.nextStart()
+    f.releaseOne()
+    await flushing
+    const insert = await rec.waitFor((fr) => fr.tag === 'w' && fr.data[0] === 0x49)
+    expect(insert.tag).toBe('w')
+    session.stop()
+    await done
+  })
+})
