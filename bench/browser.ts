@@ -1,0 +1,152 @@
+// Browser benchmark: starts a Vite dev server and a headless Chromium (a
+// fresh profile: IndexedDB empty), runs bench/browser/bench.ts in a page,
+// prints a table and writes bench/results/browser.json.
+//
+//   npm run bench:browser [-- --quick]
+//
+// Chromium: /usr/bin/chromium, or CHROMIUM_PATH. Playwright only drives it
+// (it cannot download its own browsers here).
+
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { createServer as createNetServer } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import { chromium, type Browser } from 'playwright'
+import { createServer, type ViteDevServer } from 'vite'
+import type { BenchResults } from './browser/bench'
+
+const quick = process.argv.includes('--quick')
+const root = fileURLToPath(new URL('..', import.meta.url))
+const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+/** The whole page run; a hung run fails instead of waiting forever. */
+const TIMEOUT_MS = (quick ? 10 : 20) * 60_000
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createNetServer()
+    s.once('error', reject)
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number }
+      s.close(() => resolve(port))
+    })
+  })
+}
+
+async function startVite(): Promise<ViteDevServer> {
+  const server = await createServer({
+    configFile: false, // vite.config.ts is Vitest's; only its dev-server settings matter here
+    root,
+    logLevel: 'warn',
+    clearScreen: false,
+    // Its own pre-bundle cache: a concurrent `npm test` keeps its own.
+    cacheDir: 'node_modules/.vite-bench-browser',
+    // PGlite is imported only inside workers (see vite.config.ts); Comlink is shared.
+    optimizeDeps: { exclude: ['@electric-sql/pglite'], include: ['comlink'], entries: ['bench/browser/index.html'] },
+    worker: { format: 'es' },
+    // No HMR and no file watching: an edit elsewhere in the tree must not reload the page mid-run.
+    server: { host: '127.0.0.1', port: await freePort(), strictPort: true, hmr: false, watch: null },
+  })
+  await server.listen()
+  return server
+}
+
+async function runInBrowser(url: string): Promise<BenchResults> {
+  let browser: Browser | null = null
+  try {
+    browser = await chromium.launch({
+      executablePath,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    })
+    const page = await browser.newPage()
+    await page.exposeFunction('benchLog', (line: string) => console.log(`  ${line}`))
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') console.error(`  [page ${m.type()}] ${m.text()}`)
+    })
+    page.on('pageerror', (e) => console.error(`  [page error] ${e.message}`))
+    await page.goto(url)
+    await page.waitForFunction(() => typeof window.runBench === 'function')
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the page did not finish within ${TIMEOUT_MS / 60_000} min`)), TIMEOUT_MS)
+    })
+    try {
+      return await Promise.race([page.evaluate((opts) => window.runBench(opts), { quick }), timeout])
+    } finally {
+      clearTimeout(timer)
+    }
+  } finally {
+    await browser?.close()
+  }
+}
+
+function report(r: BenchResults) {
+  const f = (x: number, d = 2) => x.toFixed(d)
+  const gc = r.groupCommit
+  const insertRatio = gc.tabgres.perSecond / gc.pglite.perSecond
+  const latencyRatio = r.commitToFrame.p50 / r.roundTrip.p50
+  const results = {
+    date: new Date().toISOString(),
+    quick,
+    ...r,
+    ratios: { groupCommitVsPglite: insertRatio, commitToFrameP50VsRoundTripP50: latencyRatio },
+  }
+  console.table({
+    'durable inserts/s, tabgres group commit': {
+      value: f(gc.tabgres.perSecond, 0),
+      note: `${gc.tabgres.inserts} of ${gc.tabgres.planned} inserts in budget, ${gc.tabgres.inFlight} in flight, ${gc.tabgres.flushes} flushes`,
+    },
+    'durable inserts/s, bare PGlite idb://': { value: f(gc.pglite.perSecond, 1), note: `${gc.pglite.inserts} inserts, each awaited` },
+    'group commit vs PGlite (x)': { value: f(insertRatio, 0), note: 'target >= 100' },
+    'commit-to-frame p50 (ms)': {
+      value: f(r.commitToFrame.p50, 3),
+      note: `${r.commitToFrame.samples} of ${r.commitToFrame.planned} single-row commits in budget`,
+    },
+    'commit-to-frame p95 (ms)': { value: f(r.commitToFrame.p95, 3), note: '' },
+    'db.query durable p50 (ms)': { value: f(r.commitToFrame.queryP50, 3), note: 'issued → resolved' },
+    'Commit frame after db.query resolved p50 (ms)': { value: f(r.commitToFrame.frameAfterQueryP50, 3), note: 'negative: frame first' },
+    'worker round trip p50 (ms)': { value: f(r.roundTrip.p50, 4), note: `echo worker, mean of ${r.roundTrip.batch} per sample` },
+    'worker round trip p95 (ms)': { value: f(r.roundTrip.p95, 4), note: '' },
+    'commit-to-frame p50 vs round trip (x)': { value: f(latencyRatio, 1), note: 'target <= 5' },
+    'stream 10k-row txn (changes/s)': {
+      value: f(r.stream.changesPerSecond, 0),
+      note: `durable commit → last frame, median of ${r.stream.runs}`,
+    },
+    'stream 10k-row txn, from INSERT issued (changes/s)': { value: f(r.stream.endToEndChangesPerSecond, 0), note: '' },
+    'boot, first-ever open (ms)': {
+      value: f(r.boot.firstEver.pageMs, 0),
+      note: `worker ${f(r.boot.firstEver.workerMs, 0)} ms; builds the template`,
+    },
+    'boot, fresh database (ms)': {
+      value: f(r.boot.fresh.pageMs, 0),
+      note: `worker ${f(r.boot.fresh.workerMs, 0)} ms; from template: ${r.boot.fresh.fromTemplate}`,
+    },
+    'boot, reopen (ms)': { value: f(r.boot.reopen.pageMs, 0), note: `worker ${f(r.boot.reopen.workerMs, 0)} ms` },
+  })
+  mkdirSync(new URL('./results/', import.meta.url), { recursive: true })
+  writeFileSync(new URL('./results/browser.json', import.meta.url), JSON.stringify(results, null, 2))
+  console.log('wrote bench/results/browser.json')
+}
+
+let server: ViteDevServer | null = null
+let failed = false
+try {
+  server = await startVite()
+  const base = server.resolvedUrls?.local[0] ?? `http://127.0.0.1:${server.config.server.port}/`
+  console.log(`bench:browser${quick ? ' (quick)' : ''}: ${executablePath}, ${base}`)
+  report(await runInBrowser(new URL('bench/browser/index.html', base).href))
+} catch (e) {
+  failed = true
+  console.error(e)
+} finally {
+  await server?.close()
+}
+// Exit explicitly: nothing of ours is left running, and a stray handle must not keep the script alive.
+process.exit(failed ? 1 : 0)

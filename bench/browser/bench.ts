@@ -1,0 +1,315 @@
+// The browser benchmark, run in a page by bench/browser.ts (headless Chromium,
+// Vite dev server). Everything runs in one page in one run, so both sides of
+// each ratio see the same (noisy, shared) machine.
+//
+// Timing: performance.now() is coarsened to 100 µs on a page that is not
+// cross-origin isolated. Commit-to-frame latencies are milliseconds, so
+// single samples are fine there; the worker round trip is far shorter, so it
+// is timed in batches of sequential round trips (mean per batch).
+
+import { openDatabase, type Database, type ReplicationStream } from '../../src/client'
+import type { PgliteInsertRequest, PgliteInsertResult } from './pglite-worker'
+
+export interface BenchOptions {
+  quick: boolean
+}
+
+/**
+ * Time budgets (ms): a write path that flushes once per statement (hundreds
+ * of ms each on IndexedDB) must not turn the run into an hour. A measurement
+ * that runs out of budget stops issuing work and reports what it completed.
+ */
+const budget = (quick: boolean) => ({ latencyMs: quick ? 30_000 : 120_000, insertsMs: quick ? 20_000 : 60_000 })
+
+export interface Percentiles {
+  samples: number
+  p50: number
+  p95: number
+}
+
+export interface BenchResults {
+  userAgent: string
+  crossOriginIsolated: boolean
+  boot: {
+    /** The first open in a fresh profile: also builds the template data directory. */
+    firstEver: { pageMs: number; workerMs: number; fromTemplate: boolean }
+    /** Later new databases (from the template): medians. */
+    fresh: { runs: number; pageMs: number; workerMs: number; fromTemplate: boolean }
+    /** close(), then openDatabase() on the same name: medians. */
+    reopen: { runs: number; pageMs: number; workerMs: number }
+  }
+  roundTrip: Percentiles & { batch: number }
+  commitToFrame: Percentiles & {
+    /** Commits asked for; fewer samples mean the time budget ran out. */
+    planned: number
+    /** db.query() issued → resolved (durable). */
+    queryP50: number
+    queryP95: number
+    /** Commit frame received minus db.query() resolved (negative: the frame came first). */
+    frameAfterQueryP50: number
+  }
+  stream: {
+    rows: number
+    runs: number
+    /** Commit made durable (db.query resolved) → last Commit frame: median changes/s. */
+    changesPerSecond: number
+    /** db.query issued → last Commit frame (includes running the INSERT and the flush). */
+    endToEndChangesPerSecond: number
+    /** First frame of the transaction (its Begin) → its Commit frame. */
+    deliveryChangesPerSecond: number
+    insertsReceived: number
+  }
+  groupCommit: {
+    /** planned: inserts asked for; inserts: completed within the time budget. */
+    tabgres: { planned: number; inserts: number; inFlight: number; ms: number; perSecond: number; flushes: number }
+    pglite: { inserts: number; ms: number; perSecond: number }
+  }
+}
+
+declare global {
+  interface Window {
+    runBench(options: BenchOptions): Promise<BenchResults>
+    /** Exposed by bench/browser.ts: progress lines on the terminal. */
+    benchLog?: (line: string) => void
+  }
+}
+
+const TABLE = `CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, qty int, price numeric(10,2), at timestamptz DEFAULT now())`
+const INSERT = 'INSERT INTO items (id, name, qty, price) VALUES ($1, $2, $3, $4)'
+const PGOUTPUT = { proto_version: '1', publication_names: 'bench' }
+
+const run = Date.now().toString(36)
+const fresh = (what: string) => `bench_${what}_${run}`
+const log = (line: string) => (window.benchLog ? window.benchLog(line) : console.log(line))
+
+function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]
+}
+const median = (xs: number[]) => percentile(xs, 50)
+const summary = (xs: number[]): Percentiles => ({ samples: xs.length, p50: percentile(xs, 50), p95: percentile(xs, 95) })
+
+/**
+ * Consumes a replication stream in the background, noting when each
+ * transaction's Begin and Commit arrive. commit(n) resolves with the arrival
+ * time of the n-th Commit.
+ */
+function consume(stream: ReplicationStream) {
+  const state = { commits: 0, inserts: 0, lastBeginAt: 0 }
+  const waiters: { n: number; resolve: (t: number) => void }[] = []
+  const done = (async () => {
+    for await (const m of stream.messages()) {
+      if (m.kind !== 'xlog') continue
+      const msg = m.message
+      if (msg.tag === 'B') state.lastBeginAt = performance.now()
+      else if (msg.tag === 'I') state.inserts++
+      else if (msg.tag === 'C') {
+        const now = performance.now()
+        state.commits++
+        // Acknowledge now and then: lets the worker prune its change log
+        // without a status update per commit in the latency loop.
+        if (state.commits % 50 === 0) stream.ack(msg.commitLsn)
+        for (let i = waiters.length - 1; i >= 0; i--) if (state.commits >= waiters[i].n) waiters.splice(i, 1)[0].resolve(now)
+      }
+    }
+  })()
+  return {
+    state,
+    done,
+    commit: (n: number) =>
+      new Promise<number>((resolve) => (state.commits >= n ? resolve(performance.now()) : waiters.push({ n, resolve }))),
+  }
+}
+
+async function timedOpen(name: string): Promise<{ db: Database; pageMs: number }> {
+  const t0 = performance.now()
+  const db = await openDatabase(name)
+  return { db, pageMs: performance.now() - t0 }
+}
+
+/** Boot: must run first, while this browser profile has no template yet. */
+async function boot(runs: number): Promise<BenchResults['boot']> {
+  const first = await timedOpen(fresh('boot_first'))
+  const firstEver = { pageMs: first.pageMs, workerMs: first.db.boot.ms, fromTemplate: first.db.boot.fromTemplate }
+  await first.db.close()
+  log(`boot: first-ever open ${firstEver.pageMs.toFixed(0)} ms`)
+  const made: { pageMs: number; workerMs: number; fromTemplate: boolean }[] = []
+  const reopened: { pageMs: number; workerMs: number }[] = []
+  for (let i = 0; i < runs; i++) {
+    const name = fresh(`boot_${i}`)
+    const a = await timedOpen(name)
+    made.push({ pageMs: a.pageMs, workerMs: a.db.boot.ms, fromTemplate: a.db.boot.fromTemplate })
+    // Something to reopen: a table with a row, as an application would have.
+    await a.db.exec(`${TABLE}; INSERT INTO items (id, name) VALUES (1, 'one')`)
+    await a.db.close()
+    const b = await timedOpen(name)
+    if (b.db.boot.created) throw new Error(`reopening ${name} created it again`)
+    reopened.push({ pageMs: b.pageMs, workerMs: b.db.boot.ms })
+    await b.db.close()
+  }
+  log(`boot: fresh ${median(made.map((m) => m.pageMs)).toFixed(0)} ms, reopen ${median(reopened.map((m) => m.pageMs)).toFixed(0)} ms`)
+  return {
+    firstEver,
+    fresh: {
+      runs,
+      pageMs: median(made.map((m) => m.pageMs)),
+      workerMs: median(made.map((m) => m.workerMs)),
+      fromTemplate: made.every((m) => m.fromTemplate),
+    },
+    reopen: { runs, pageMs: median(reopened.map((m) => m.pageMs)), workerMs: median(reopened.map((m) => m.workerMs)) },
+  }
+}
+
+/** Sequential postMessage round trips to an echo worker, timed per batch. */
+async function roundTrip(batches: number, batch: number): Promise<BenchResults['roundTrip']> {
+  const worker = new Worker(new URL('./echo-worker.ts', import.meta.url), { type: 'module' })
+  let resolve: (() => void) | null = null
+  worker.onmessage = () => resolve?.()
+  const once = (i: number) =>
+    new Promise<void>((r) => {
+      resolve = r
+      worker.postMessage(i)
+    })
+  for (let i = 0; i < 200; i++) await once(i) // warm up: worker started, code paths compiled
+  const perTrip: number[] = []
+  for (let b = 0; b < batches; b++) {
+    const t0 = performance.now()
+    for (let i = 0; i < batch; i++) await once(i)
+    perTrip.push((performance.now() - t0) / batch)
+  }
+  worker.terminate()
+  return { ...summary(perTrip), batch }
+}
+
+/** A database with a table, a publication, a slot and a stream being consumed. */
+async function streamingDatabase(what: string) {
+  const db = await openDatabase(fresh(what))
+  await db.exec(`${TABLE}; CREATE PUBLICATION bench FOR ALL TABLES`)
+  await db.createSlot('bench')
+  const stream = await db.startReplication({ slot: 'bench', options: PGOUTPUT })
+  return { db, stream, consumer: consume(stream) }
+}
+
+/** Single-row autocommit inserts, one at a time: db.query issued → that transaction's Commit frame. */
+async function commitToFrame(commits: number, budgetMs: number): Promise<BenchResults['commitToFrame']> {
+  const { db, stream, consumer } = await streamingDatabase('latency')
+  const base = consumer.state.commits
+  const total: number[] = []
+  const query: number[] = []
+  const after: number[] = []
+  const WARM_UP = 3
+  const start = performance.now()
+  for (let i = 0; i < commits + WARM_UP && performance.now() - start < budgetMs; i++) {
+    const t0 = performance.now()
+    await db.query(INSERT, [i, `item ${i}`, i, '12.50'])
+    const t1 = performance.now()
+    const tf = await consumer.commit(base + i + 1)
+    if (i < WARM_UP) continue
+    total.push(tf - t0)
+    query.push(t1 - t0)
+    after.push(tf - t1)
+  }
+  await stream.close()
+  await db.close()
+  return { planned: commits, ...summary(total), queryP50: percentile(query, 50), queryP95: percentile(query, 95), frameAfterQueryP50: percentile(after, 50) }
+}
+
+/** One INSERT ... SELECT of `rows` rows (one transaction), streamed to the page and decoded. */
+async function streamThroughput(rows: number, runs: number): Promise<BenchResults['stream']> {
+  const { db, stream, consumer } = await streamingDatabase('stream')
+  const fromCommit: number[] = []
+  const endToEnd: number[] = []
+  const delivery: number[] = []
+  let insertsReceived = 0
+  for (let r = 0; r < runs; r++) {
+    const base = consumer.state.commits
+    const inserts = consumer.state.inserts
+    const t0 = performance.now()
+    await db.query(`INSERT INTO items (id, name, qty, price) SELECT g, 'bulk ' || g, g, 12.5 FROM generate_series(${r * rows + 1}, ${(r + 1) * rows}) g`)
+    const t1 = performance.now()
+    const t2 = await consumer.commit(base + 1)
+    insertsReceived = consumer.state.inserts - inserts
+    if (insertsReceived !== rows) throw new Error(`expected ${rows} Insert messages, got ${insertsReceived}`)
+    // The stream may start before db.query's reply reaches the page: both follow the same flush.
+    fromCommit.push(rows / (Math.max(t2 - t1, 0.1) / 1000))
+    endToEnd.push(rows / ((t2 - t0) / 1000))
+    delivery.push(rows / (Math.max(t2 - consumer.state.lastBeginAt, 0.1) / 1000))
+    log(`stream: ${rows} rows, ${(t1 - t0).toFixed(0)} ms to durable commit, last frame ${(t2 - t1).toFixed(0)} ms later`)
+  }
+  await stream.close()
+  await db.close()
+  return {
+    rows,
+    runs,
+    changesPerSecond: median(fromCommit),
+    endToEndChangesPerSecond: median(endToEnd),
+    deliveryChangesPerSecond: median(delivery),
+    insertsReceived,
+  }
+}
+
+/** Durable autocommit inserts from `inFlight` concurrent writers: group commit shares flushes. */
+async function tabgresInserts(planned: number, inFlight: number, budgetMs: number): Promise<BenchResults['groupCommit']['tabgres']> {
+  const db = await openDatabase(fresh('group_commit'))
+  await db.exec(TABLE)
+  const flushes0 = (await db.stats()).flushes
+  let next = 0
+  const t0 = performance.now()
+  // Each writer issues its next insert when the previous one is durable.
+  const writer = async () => {
+    while (next < planned && performance.now() - t0 < budgetMs) {
+      const i = next++
+      await db.query(INSERT, [i, `item ${i}`, i, '12.50'])
+    }
+  }
+  await Promise.all(Array.from({ length: inFlight }, writer))
+  const ms = performance.now() - t0
+  const inserts = next
+  const flushes = (await db.stats()).flushes - flushes0
+  const n = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM items')).rows[0].n
+  if (n !== inserts) throw new Error(`expected ${inserts} rows, found ${n}`)
+  await db.close()
+  return { planned, inserts, inFlight, ms, perSecond: inserts / (ms / 1000), flushes }
+}
+
+/** The same inserts through a bare PGlite on idb:// in its own worker. */
+function pgliteInserts(inserts: number): Promise<BenchResults['groupCommit']['pglite']> {
+  const worker = new Worker(new URL('./pglite-worker.ts', import.meta.url), { type: 'module' })
+  return new Promise((resolve, reject) => {
+    worker.onerror = (e) => reject(new Error(`pglite worker: ${e.message}`))
+    worker.onmessage = (ev: MessageEvent<PgliteInsertResult>) => {
+      worker.terminate()
+      const { ms } = ev.data
+      resolve({ inserts, ms, perSecond: inserts / (ms / 1000) })
+    }
+    const req: PgliteInsertRequest = { name: fresh('pglite'), inserts }
+    worker.postMessage(req)
+  })
+}
+
+window.runBench = async ({ quick }: BenchOptions): Promise<BenchResults> => {
+  const limits = budget(quick)
+  const bootResult = await boot(quick ? 1 : 3)
+
+  const trip = await roundTrip(quick ? 50 : 200, 20)
+  log(`round trip: p50 ${(trip.p50 * 1000).toFixed(0)} µs`)
+  const latency = await commitToFrame(quick ? 50 : 200, limits.latencyMs)
+  log(`commit-to-frame: ${latency.samples} commits, p50 ${latency.p50.toFixed(2)} ms, p95 ${latency.p95.toFixed(2)} ms`)
+
+  const streamed = await streamThroughput(10_000, quick ? 1 : 3)
+
+  const tabgres = await tabgresInserts(quick ? 500 : 2000, 64, limits.insertsMs)
+  log(`group commit: ${tabgres.inserts} inserts, ${tabgres.perSecond.toFixed(0)}/s, ${tabgres.flushes} flushes`)
+  const pglite = await pgliteInserts(quick ? 20 : 50)
+  log(`bare PGlite idb: ${pglite.perSecond.toFixed(1)} inserts/s`)
+
+  return {
+    userAgent: navigator.userAgent,
+    crossOriginIsolated: self.crossOriginIsolated,
+    boot: bootResult,
+    roundTrip: trip,
+    commitToFrame: latency,
+    stream: streamed,
+    groupCommit: { tabgres, pglite },
+  }
+}
