@@ -102,6 +102,19 @@ export class Database implements Queryable {
     return stream
   }
 
+  /**
+   * A PostgreSQL wire-protocol session (protocol 3.0) on a MessagePort: post
+   * frontend bytes as ArrayBuffers, receive backend bytes; post null to
+   * disconnect. Send `replication: 'database'` in the StartupMessage for a
+   * replication session. Any PostgreSQL client library with a pluggable
+   * stream can run over it.
+   */
+  async connect(options: { password?: string; auth?: 'trust' | 'password' | 'md5' | 'scram-sha-256' } = {}): Promise<MessagePort> {
+    const { port1, port2 } = new MessageChannel()
+    await this.api.connect(Comlink.transfer(port2, [port2]), options)
+    return port1
+  }
+
   /** Diagnostics from the worker. */
   stats() {
     return this.api.stats()

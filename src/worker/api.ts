@@ -19,6 +19,7 @@ import { openEngine, type BootInfo, type Engine, type EngineOptions } from './en
 import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from './replication/handler'
 import { positionLsn } from './replication/positions'
 import { PortWriter } from './transport/port-writer'
+import { ServerSession, type ServerOptions, type WireEngine } from './wire/server-session'
 
 export interface StartReplicationRequest {
   slot: string
@@ -54,6 +55,7 @@ export function makeApi() {
   const lock = new Mutex()
   const transactions = new Map<number, TxEntry>()
   const streams = new Map<ReplicationSession, PortWriter>()
+  const wireSessions = new Set<ServerSession>()
   let nextTx = 1
 
   function current(): Engine {
@@ -241,11 +243,48 @@ export function makeApi() {
       await writer.started
     },
 
+    /**
+     * A PostgreSQL protocol 3.0 session on `port` (wire/server-session.ts):
+     * the page posts frontend bytes as ArrayBuffers and receives backend bytes
+     * the same way; null from either side ends the connection. The client's
+     * StartupMessage says whether it is a replication connection.
+     */
+    async connect(port: MessagePort, options: ServerOptions = {}): Promise<void> {
+      const e = current()
+      const engine: WireEngine = {
+        db: e.db,
+        durable: () => (e.durability === 'durable' ? e.durable() : (e.durable().catch(() => {}), Promise.resolve())),
+        durability: e.commits,
+      }
+      const session = new ServerSession(
+        engine,
+        {
+          send(bytes) {
+            const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+            const buffer = (own ? bytes.buffer : bytes.slice().buffer) as ArrayBuffer
+            port.postMessage(buffer, [buffer])
+          },
+          close() {
+            port.postMessage(null)
+            port.close()
+          },
+        },
+        options,
+      )
+      wireSessions.add(session)
+      void session.closed.then(() => wireSessions.delete(session))
+      port.onmessage = (ev: MessageEvent<ArrayBuffer | null>) => {
+        if (ev.data === null) void session.end()
+        else if (ev.data instanceof ArrayBuffer) session.receive(new Uint8Array(ev.data))
+      }
+    },
+
     /** Everything durable, streams ended, the name released. */
     async close(): Promise<void> {
       if (!engine) return
       const e = engine
       for (const s of streams.keys()) s.stop()
+      for (const w of wireSessions) await w.end()
       await lock.runExclusive(() => e.close())
       engine = null
       opening = null

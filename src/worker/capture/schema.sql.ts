@@ -6,8 +6,15 @@
 //   call per row). Each row is stored as record text, ROW(r.col, ...)::text:
 //   every field is the type's text output function, exactly what pgoutput
 //   sends. (Never `r::text`: a column named `r` would be captured instead.)
-// - Capture functions pin the output settings (SET clauses) so stored text is
-//   canonical whatever the writer session set.
+// - Stored text must be canonical whatever the writer session set. Capture
+//   functions test the output settings and, only when a session changed
+//   them, pin them around their INSERT (set_config). SET clauses on the
+//   functions would do the same but cost more per statement than the capture
+//   INSERT itself; so would a trigger WHEN (planned anew for every statement).
+// - One INSERT per statement does all the work: sequence numbers come from
+//   nextval per row (cheaper than reading the sequence and setval-ing it
+//   back), and the transaction is registered only on its first captured
+//   statement (a transaction-local setting remembers it).
 // - `_tabgres.xacts` gets one row per capturing transaction; a deferred
 //   constraint trigger on it runs at COMMIT and stamps the last sequence
 //   number and commit time, then NOTIFYs. NOTIFY is delivered only after the
@@ -22,9 +29,15 @@ export const ENGINE_SCHEMA = '_tabgres'
 export const SHIM_SCHEMA = '_tabgres_sql'
 export const COMMIT_CHANNEL = '_tabgres_commit'
 
-/** Output settings pinned for captured text (PostgreSQL's defaults, as in the goldens). */
-const PINNED = `SET datestyle = 'ISO, MDY' SET timezone = 'UTC' SET intervalstyle = 'postgres'
-  SET extra_float_digits = 1 SET bytea_output = 'hex'`
+/**
+ * True while the session's output settings are the ones captured text is
+ * written under (PostgreSQL's defaults, as in the goldens). current_setting
+ * shows each in canonical spelling (SET timezone = 'utc' shows UTC); another
+ * spelling of the same setting only takes the pinning path, which is correct too.
+ */
+const CANONICAL_OUTPUT = `current_setting('DateStyle') = 'ISO, MDY' AND current_setting('TimeZone') = 'UTC'
+  AND current_setting('IntervalStyle') = 'postgres' AND current_setting('extra_float_digits') = '1'
+  AND current_setting('bytea_output') = 'hex'`
 
 export const INSTALL_SQL = /* sql */ `
 CREATE SCHEMA IF NOT EXISTS _tabgres;
@@ -64,33 +77,55 @@ CREATE TABLE IF NOT EXISTS _tabgres.publication_versions (
 
 -- The position of the last change so far (0 before any): non-transactional,
 -- and PGlite is a single backend, so this is exact between statements.
+-- (pg_sequence_last_value is NULL before the first nextval. No FROM clause:
+-- the planner inlines the function.)
 CREATE OR REPLACE FUNCTION _tabgres.position() RETURNS bigint
-LANGUAGE sql STABLE AS $$
-  SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM _tabgres.change_seq
+LANGUAGE sql VOLATILE AS $$
+  SELECT COALESCE(pg_sequence_last_value('_tabgres.change_seq'::regclass), 0)
 $$;
 
--- Claims sequence numbers base+1 .. base+k in one step (one nextval per row
--- would dominate a bulk statement). Safe: PGlite runs one statement at a time.
-CREATE OR REPLACE FUNCTION _tabgres.claim(base bigint, k bigint) RETURNS void
-LANGUAGE sql AS $$
-  SELECT setval('_tabgres.change_seq', base + k) WHERE k > 0
-$$;
+-- Registers transaction x; its first change takes the next sequence number.
+-- A transaction-local setting remembers the registration; it reverts with a
+-- rolled-back savepoint, exactly like the xacts row it guards. Callers test
+-- the setting themselves (a PL/pgSQL call per statement costs more than the test).
+CREATE OR REPLACE FUNCTION _tabgres.register(x bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO _tabgres.xacts (xid, first_seq) VALUES (x, _tabgres.position() + 1)
+    ON CONFLICT (xid) DO NOTHING;
+  PERFORM set_config('tabgres.xact', x::text, true);
+END $$;
 
 -- Registers the current transaction once and returns its xid.
 CREATE OR REPLACE FUNCTION _tabgres.xact() RETURNS bigint
 LANGUAGE plpgsql AS $$
-DECLARE x bigint;
+DECLARE x bigint := pg_current_xact_id()::text::bigint;
 BEGIN
-  x := pg_current_xact_id()::text::bigint;
-  -- A transaction-local setting remembers the registration; it reverts with
-  -- a rolled-back savepoint, exactly like the xacts row it guards.
-  IF current_setting('tabgres.xact', true) IS DISTINCT FROM x::text THEN
-    INSERT INTO _tabgres.xacts (xid, first_seq) VALUES (x, _tabgres.position() + 1)
-      ON CONFLICT (xid) DO NOTHING;
-    PERFORM set_config('tabgres.xact', x::text, true);
-  END IF;
+  IF current_setting('tabgres.xact', true) IS DISTINCT FROM x::text THEN PERFORM _tabgres.register(x); END IF;
   RETURN x;
 END $$;
+
+-- Pins the output settings for the rest of the calling statement and returns
+-- what they were, for _tabgres.restore_output. Transaction-local
+-- (set_config(..., true)): if the statement fails, the (sub)transaction's
+-- rollback restores them instead.
+CREATE OR REPLACE FUNCTION _tabgres.pin_output() RETURNS text[]
+LANGUAGE plpgsql AS $$
+DECLARE saved text[] := ARRAY[current_setting('DateStyle'), current_setting('TimeZone'),
+  current_setting('IntervalStyle'), current_setting('extra_float_digits'), current_setting('bytea_output')];
+BEGIN
+  PERFORM set_config('DateStyle', 'ISO, MDY', true), set_config('TimeZone', 'UTC', true),
+    set_config('IntervalStyle', 'postgres', true), set_config('extra_float_digits', '1', true),
+    set_config('bytea_output', 'hex', true);
+  RETURN saved;
+END $$;
+
+CREATE OR REPLACE FUNCTION _tabgres.restore_output(saved text[]) RETURNS void
+LANGUAGE sql AS $$
+  SELECT set_config('DateStyle', saved[1], true), set_config('TimeZone', saved[2], true),
+    set_config('IntervalStyle', saved[3], true), set_config('extra_float_digits', saved[4], true),
+    set_config('bytea_output', saved[5], true)
+$$;
 
 CREATE OR REPLACE FUNCTION _tabgres.on_commit() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -117,7 +152,9 @@ END $$;
 --   from a transition table);
 -- - pgoutput sends an unchanged out-of-line TOAST value as 'u': it shows here
 --   as an equal TOAST chunk id in the old and new transition rows (transition
---   tables keep the TOAST pointers).
+--   tables keep the TOAST pointers);
+-- - each comes twice: capture_<op>_<rel> for sessions whose output settings
+--   are canonical, capture_<op>_<rel>_pinned (SET clauses) for the others.
 CREATE OR REPLACE FUNCTION _tabgres.define_capture(rel oid) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -128,6 +165,17 @@ DECLARE
   op text;
   target text;
   source text;
+  -- Registers the transaction on its first captured statement; pins the
+  -- output settings only when the session changed them.
+  head constant text := $h$
+    DECLARE x bigint := pg_current_xact_id()::text::bigint; saved text[];
+    BEGIN
+      IF current_setting('tabgres.xact', true) IS DISTINCT FROM x::text THEN PERFORM _tabgres.register(x); END IF;
+      IF NOT (${CANONICAL_OUTPUT}) THEN saved := _tabgres.pin_output(); END IF;$h$;
+  tail constant text := $t$
+      IF saved IS NOT NULL THEN PERFORM _tabgres.restore_output(saved); END IF;
+      RETURN NULL;
+    END$t$;
 BEGIN
   SELECT 'ROW(' || COALESCE(string_agg(format('r.%I', attname), ', ' ORDER BY pos), '') || ')::text',
          COALESCE(string_agg(format('CASE WHEN o.%1$I = n.%1$I THEN %2$s END', 'c' || pos, pos), ', ' ORDER BY pos)
@@ -144,34 +192,25 @@ BEGIN
   -- INSERT and DELETE differ only in the transition table and the column they fill.
   FOR kind, op, target, source IN VALUES ('insert', 'I', 'new_row', '_tabgres_new'), ('delete', 'D', 'old_row', '_tabgres_old') LOOP
     EXECUTE format($f$
-      CREATE OR REPLACE FUNCTION _tabgres.capture_%s_%s() RETURNS trigger LANGUAGE plpgsql ${PINNED} AS $b$
-      DECLARE x bigint := _tabgres.xact(); base bigint := _tabgres.position(); k bigint;
-      BEGIN
+      CREATE OR REPLACE FUNCTION _tabgres.capture_%s_%s() RETURNS trigger LANGUAGE plpgsql AS $b$ %s
         INSERT INTO _tabgres.changes (seq, xid, relid, op, %I)
-          SELECT base + row_number() OVER (), x, TG_RELID, %L, %s FROM %I r;
-        GET DIAGNOSTICS k = ROW_COUNT;
-        PERFORM _tabgres.claim(base, k);
-        RETURN NULL;
-      END $b$ $f$, kind, rel, target, op, rowexpr, source);
+          SELECT nextval('_tabgres.change_seq'), x, TG_RELID, %L, %s FROM %I r;
+      %s $b$ $f$, kind, rel, head, target, op, rowexpr, source, tail);
   END LOOP;
 
+  -- Old and new transition rows are appended in lockstep, one pair per row;
+  -- nextval runs after the sort (PostgreSQL evaluates volatile outputs above it).
   EXECUTE format($f$
-    CREATE OR REPLACE FUNCTION _tabgres.capture_update_%s() RETURNS trigger LANGUAGE plpgsql ${PINNED} AS $b$
-    DECLARE x bigint := _tabgres.xact(); base bigint := _tabgres.position(); k bigint;
-    BEGIN
-      -- Old and new transition rows are appended in lockstep, one pair per row.
+    CREATE OR REPLACE FUNCTION _tabgres.capture_update_%s() RETURNS trigger LANGUAGE plpgsql AS $b$ %s
       INSERT INTO _tabgres.changes (seq, xid, relid, op, new_row, old_row, toast_unchanged)
-        SELECT base + i, x, TG_RELID, 'U', n.t, o.t, %s
+        SELECT nextval('_tabgres.change_seq'), x, TG_RELID, 'U', n.t, o.t, %s
           FROM (SELECT row_number() OVER () AS i, %s AS t %s FROM _tabgres_new r) n
           JOIN (SELECT row_number() OVER () AS i, %s AS t %s FROM _tabgres_old r) o USING (i)
          ORDER BY i;
-      GET DIAGNOSTICS k = ROW_COUNT;
-      PERFORM _tabgres.claim(base, k);
-      RETURN NULL;
-    END $b$ $f$,
-    rel,
+    %s $b$ $f$,
+    rel, head,
     CASE WHEN checks = '' THEN 'NULL::int2[]' ELSE format('array_remove(ARRAY[%s]::int2[], NULL)', checks) END,
-    rowexpr, chunks, rowexpr, chunks);
+    rowexpr, chunks, rowexpr, chunks, tail);
 END $$;
 
 CREATE OR REPLACE FUNCTION _tabgres.capture_truncate() RETURNS trigger
@@ -380,8 +419,10 @@ SELECT _tabgres.record_publications()
  WHERE NOT EXISTS (SELECT 1 FROM _tabgres.publication_versions);
 `
 
+/** The engine's search_path: the shims before pg_catalog. */
+export const SEARCH_PATH = `"$user", public, ${SHIM_SCHEMA}, pg_catalog`
+
 /** Put the shims before pg_catalog, for this session and for later ones. */
 export function searchPathSql(database: string): string {
-  const path = `"$user", public, ${SHIM_SCHEMA}, pg_catalog`
-  return `SET search_path = ${path}; ALTER DATABASE "${database.replace(/"/g, '""')}" SET search_path = ${path};`
+  return `SET search_path = ${SEARCH_PATH}; ALTER DATABASE "${database.replace(/"/g, '""')}" SET search_path = ${SEARCH_PATH};`
 }

@@ -3,7 +3,7 @@
 // (./reader.ts) reads the same change log as whole committed transactions.
 
 import type { PGlite } from '@electric-sql/pglite'
-import { INSTALL_SQL, TRACK_ALL_SQL, searchPathSql } from '../capture/schema.sql'
+import { INSTALL_SQL, SEARCH_PATH, TRACK_ALL_SQL, searchPathSql } from '../capture/schema.sql'
 import { SLOTS_ON_OPEN_SQL, SLOTS_SQL } from '../capture/slots.sql'
 import { startPruning, type Retention } from './prune'
 
@@ -18,6 +18,13 @@ export interface ChangeRecord {
 }
 
 const installed = new WeakSet<PGlite>()
+
+/**
+ * Session settings the engine relies on, for a backend whose settings were
+ * RESET (wire sessions do that between clients): PGlite's backend started
+ * before installChangeTracking set the database's default search_path.
+ */
+export const ENGINE_SESSION_SQL = `SET search_path = ${SEARCH_PATH};`
 
 export interface TrackingOptions {
   /**

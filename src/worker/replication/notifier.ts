@@ -25,3 +25,12 @@ export async function subscribeCommits(db: PGlite, onCommit: () => void): Promis
   const h = hub
   return () => h.listeners.delete(onCommit)
 }
+
+/**
+ * Wake every session of `db` as a commit notification would. Statements run
+ * through PGlite's raw protocol path (wire sessions) return their
+ * notifications as bytes instead of dispatching them (wire/backend-filter.ts).
+ */
+export function signalCommit(db: PGlite): void {
+  hubs.get(db)?.listeners.forEach((l) => l())
+}

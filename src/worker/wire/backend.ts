@@ -84,6 +84,16 @@ export function readyForQuery(status: 'I' | 'T' | 'E'): Uint8Array {
   return message('Z', (w) => w.char(status))
 }
 
+/** ParameterStatus: a run-time parameter the client should know (sent at start-up and after SET). */
+export function parameterStatus(name: string, value: string): Uint8Array {
+  return message('S', (w) => w.cstring(name).cstring(value))
+}
+
+/** BackendKeyData: the process ID and secret key a CancelRequest would name. */
+export function backendKeyData(processId: number, secretKey: number): Uint8Array {
+  return message('K', (w) => w.int32(processId).int32(secretKey))
+}
+
 /** CopyBothResponse as the walsender sends it: text format, zero columns. */
 export function copyBothResponse(): Uint8Array {
   return message('W', (w) => w.uint8(0).int16(0))

@@ -1,0 +1,60 @@
+// What PGlite's backend says that a client of tabgres must not see.
+//
+// - NotificationResponse on the engine's commit channel: the capture's commit
+//   trigger NOTIFYs so replication sessions wake (replication/notifier.ts);
+//   PGlite's raw protocol path hands it to whoever ran the statement, so it is
+//   taken out here and turned into the wake-up it stands for.
+// - The WARNING that CREATE/ALTER PUBLICATION raises because PGlite's real
+//   wal_level is 'replica': tabgres provides logical decoding itself.
+// Spec: "Message Formats" (NotificationResponse 'A', NoticeResponse 'N').
+
+import { ByteReader } from '../../shared/bytes'
+import { COMMIT_CHANNEL } from '../capture/schema.sql'
+
+const WAL_LEVEL_WARNING = '"wal_level" is insufficient to publish logical changes'
+const latin1 = new TextDecoder('latin1')
+
+export interface Filtered {
+  bytes: Uint8Array
+  /** Commit notifications removed (each means: a transaction with changes committed). */
+  commits: number
+}
+
+function isCommitNotification(body: Uint8Array): boolean {
+  const r = new ByteReader(body)
+  r.int32() // process ID
+  return r.cstring() === COMMIT_CHANNEL
+}
+
+function isWalLevelWarning(body: Uint8Array): boolean {
+  // Fields are a code byte and a NUL-terminated string each; 'M' is the message.
+  return latin1.decode(body).includes(`\0M${WAL_LEVEL_WARNING}`) || latin1.decode(body).startsWith(`M${WAL_LEVEL_WARNING}`)
+}
+
+export function filterBackendOutput(out: Uint8Array): Filtered {
+  let commits = 0
+  const keep: [number, number][] = []
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
+  let off = 0
+  while (off + 5 <= out.length) {
+    const end = off + 1 + view.getInt32(off + 1)
+    if (end > out.length) break
+    const tag = out[off]
+    const body = out.subarray(off + 5, end)
+    if (tag === 0x41 /* A */ && isCommitNotification(body)) commits++
+    else if (tag === 0x4e /* N */ && isWalLevelWarning(body)) {
+      // dropped
+    } else keep.push([off, end])
+    off = end
+  }
+  if (keep.length === 1 && keep[0][0] === 0 && keep[0][1] === out.length && off === out.length) return { bytes: out, commits }
+  const size = keep.reduce((n, [a, b]) => n + b - a, 0) + (out.length - off)
+  const bytes = new Uint8Array(size)
+  let o = 0
+  for (const [a, b] of keep) {
+    bytes.set(out.subarray(a, b), o)
+    o += b - a
+  }
+  bytes.set(out.subarray(off), o)
+  return { bytes, commits }
+}
