@@ -236,3 +236,86 @@ describe('errors and ownership', () => {
     await second.close()
   })
 })
+
+describe('wire protocol on a MessagePort', () => {
+  const enc = new TextEncoder()
+  /** A frontend message: tag, int32 length, body. */
+  function msg(tag: string, body: Uint8Array): ArrayBuffer {
+    const out = new Uint8Array(body.length + 5)
+    out[0] = tag.charCodeAt(0)
+    new DataView(out.buffer).setInt32(1, body.length + 4)
+    out.set(body, 5)
+    return out.buffer
+  }
+  const cstr = (s: string) => enc.encode(s + '\0')
+  function startup(params: Record<string, string>): ArrayBuffer {
+    const pairs = Object.entries(params).flatMap(([k, v]) => [...cstr(k), ...cstr(v)])
+    const out = new Uint8Array(8 + pairs.length + 1)
+    const dv = new DataView(out.buffer)
+    dv.setInt32(0, out.length)
+    dv.setInt32(4, 196608)
+    out.set(pairs, 8)
+    return out.buffer
+  }
+
+  it('a client in the page drives a replication session on the worker', async () => {
+    const { decodeBackendMessages } = await import('../../src/shared/backend-decode')
+    const { decodeFrame, encodeFrame } = await import('../../src/shared/replication-frames')
+    const { decodePgoutput } = await import('../../src/client')
+    const db = await openDatabase(unique('wire'))
+    await db.exec(`CREATE TABLE t (id int PRIMARY KEY, v text); CREATE PUBLICATION p FOR ALL TABLES`)
+    const port = await db.connect()
+    const inbox: ReturnType<typeof decodeBackendMessages> = []
+    let wake: () => void = () => {}
+    port.onmessage = (ev) => {
+      if (ev.data) inbox.push(...decodeBackendMessages(new Uint8Array(ev.data)))
+      wake()
+    }
+    /** Wait for a message matching pred, consuming everything up to it. */
+    const next = async (pred: (m: (typeof inbox)[number]) => boolean) => {
+      for (;;) {
+        const i = inbox.findIndex(pred)
+        if (i >= 0) return inbox.splice(0, i + 1)
+        await new Promise<void>((r) => (wake = r))
+      }
+    }
+    const send = (b: ArrayBuffer) => port.postMessage(b, [b])
+    send(startup({ user: 'postgres', database: 'postgres', replication: 'database' }))
+    const hello = await next((m) => m.tag === 'Z')
+    expect(hello[0]).toMatchObject({ tag: 'other', type: 'R' })
+    expect(hello.some((m) => m.tag === 'other' && m.type === 'S')).toBe(true)
+
+    send(msg('Q', cstr('IDENTIFY_SYSTEM')))
+    const ident = await next((m) => m.tag === 'Z')
+    expect(ident[0]).toMatchObject({ tag: 'T', fields: [{ name: 'systemid' }, { name: 'timeline' }, { name: 'xlogpos' }, { name: 'dbname' }] })
+
+    send(msg('Q', cstr('CREATE_REPLICATION_SLOT wire_slot LOGICAL pgoutput')))
+    await next((m) => m.tag === 'Z')
+    send(msg('Q', cstr(`START_REPLICATION SLOT wire_slot LOGICAL 0/0 (proto_version '1', publication_names 'p')`)))
+    await next((m) => m.tag === 'other' && m.type === 'W') // CopyBothResponse
+    await db.query(`INSERT INTO t VALUES (1, 'over the wire')`)
+    const frames = await next((m) => m.tag === 'other' && m.type === 'd' && m.body[0] === 0x77 && m.body[25] === 0x43)
+    const pgoutput = frames.flatMap((m) => {
+      if (m.tag !== 'other' || m.type !== 'd') return []
+      const f = decodeFrame(m.body)
+      return f.tag === 'w' ? [decodePgoutput(f.data)] : []
+    })
+    expect(pgoutput.map((m) => m.tag).join('')).toBe('BRIC')
+    const commit = pgoutput[3]
+    const lsn = commit.tag === 'C' ? commit.endLsn : 0n
+    const status = encodeFrame({ tag: 'r', written: lsn, flushed: lsn, applied: lsn, clock: 0n, replyRequested: false })
+    send(msg('d', status))
+    send(msg('c', new Uint8Array(0))) // CopyDone
+    const tail = await next((m) => m.tag === 'Z')
+    expect(tail.map((m) => (m.tag === 'other' ? m.type : m.tag === 'C' ? `C:${m.commandTag}` : m.tag)).slice(-4)).toEqual([
+      'c',
+      'C:COPY 0',
+      'C:START_REPLICATION',
+      'Z',
+    ])
+    port.postMessage(null)
+    const slot = await db.query<{ l: string }>(`SELECT confirmed_flush_lsn::text AS l FROM pg_replication_slots WHERE slot_name = 'wire_slot'`)
+    expect(slot.rows[0].l).not.toBe('0/0')
+    await db.close()
+  })
+})
