@@ -62,7 +62,8 @@ export interface BenchResults {
   groupCommit: {
     /** planned: inserts asked for; inserts: completed within the time budget. */
     tabgres: { planned: number; inserts: number; inFlight: number; ms: number; perSecond: number; flushes: number }
-    pglite: { inserts: number; ms: number; perSecond: number }
+    /** bootMs: PGlite.create on a new idb:// name (initdb) plus CREATE TABLE, for comparison with boot. */
+    pglite: { inserts: number; ms: number; perSecond: number; bootMs: number }
   }
 }
 
@@ -279,8 +280,8 @@ function pgliteInserts(inserts: number): Promise<BenchResults['groupCommit']['pg
     worker.onerror = (e) => reject(new Error(`pglite worker: ${e.message}`))
     worker.onmessage = (ev: MessageEvent<PgliteInsertResult>) => {
       worker.terminate()
-      const { ms } = ev.data
-      resolve({ inserts, ms, perSecond: inserts / (ms / 1000) })
+      const { ms, bootMs } = ev.data
+      resolve({ inserts, ms, perSecond: inserts / (ms / 1000), bootMs })
     }
     const req: PgliteInsertRequest = { name: fresh('pglite'), inserts }
     worker.postMessage(req)
