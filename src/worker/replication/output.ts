@@ -30,9 +30,9 @@ export function relationMessages(relid: number, shape: RelationShape): PgoutputM
   return out
 }
 
-function fields(text: string, shape: RelationShape): (string | null)[] {
+function fields(text: string, parsed: (string | null)[] | null | undefined, shape: RelationShape): (string | null)[] {
   if (shape.columns.length === 0) return []
-  const f = parseRecord(text)
+  const f = parsed ?? parseRecord(text)
   if (f.length !== shape.columns.length) {
     throw new Error(`captured row has ${f.length} fields, relation ${shape.name} has ${shape.columns.length} columns`)
   }
@@ -67,10 +67,10 @@ export function changeMessage(row: ChangeRow, shape: RelationShape): PgoutputMes
   const relationOid = row.relid
   switch (row.op) {
     case 'I':
-      return { tag: 'I', relationOid, new: tuple('N', fields(row.newRow!, shape), shape) }
+      return { tag: 'I', relationOid, new: tuple('N', fields(row.newRow!, row.newFields, shape), shape) }
     case 'U': {
-      const nv = fields(row.newRow!, shape)
-      const ov = fields(row.oldRow!, shape)
+      const nv = fields(row.newRow!, row.newFields, shape)
+      const ov = fields(row.oldRow!, row.oldFields, shape)
       const u = row.toastUnchanged
       if (shape.replicaIdentity === 'f') {
         return { tag: 'U', relationOid, old: tuple('O', ov, shape), new: tuple('N', nv, shape, false, u) }
@@ -82,7 +82,7 @@ export function changeMessage(row: ChangeRow, shape: RelationShape): PgoutputMes
     }
     case 'D': {
       if (!hasIdentity(shape)) return null
-      const ov = fields(row.oldRow!, shape)
+      const ov = fields(row.oldRow!, row.oldFields, shape)
       if (shape.replicaIdentity === 'f') return { tag: 'D', relationOid, old: tuple('O', ov, shape) }
       return { tag: 'D', relationOid, old: tuple('K', ov, shape, true) }
     }

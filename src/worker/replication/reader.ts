@@ -4,6 +4,7 @@
 // transaction's rows form one contiguous run of sequence numbers.
 
 import type { IdleSession, Rows } from './exclusive'
+import { parseRecordAt } from './record'
 
 export interface ChangeRow {
   seq: bigint
@@ -11,8 +12,13 @@ export interface ChangeRow {
   relid: number
   /** I U D T; M transactional message, m non-transactional message. */
   op: string
+  /** Record text (I, U); a message's content as hex (M, m). */
   newRow: string | null
+  /** Record text (U, D); a message's prefix (M, m). */
   oldRow: string | null
+  /** The fields of newRow / oldRow for I, U, D, already parsed by the reader (else null). */
+  newFields?: (string | null)[] | null
+  oldFields?: (string | null)[] | null
   /** Last sequence number of the row's transaction (its commit position). */
   lastSeq: bigint
   /** Commit time, microseconds since 2000-01-01 UTC. */
@@ -29,30 +35,97 @@ export interface Batch {
   position: bigint
 }
 
-/** SQL for one batch: two result sets (rows, position) for parseBatch(). */
+/**
+ * SQL for one batch: two result sets (batch, position) for parseBatch().
+ *
+ * The batch comes back as one row of three text values, not one row per
+ * change: PGlite turns every DataRow into JavaScript objects, which cost
+ * several times more than the SQL that reads a change. One value holds the
+ * changes, each as "seq xid relid op toast " followed by its new and old row
+ * (record text, or "-" for none; a message's content and prefix wrapped as
+ * one-field records), separated by newlines; record literals need no
+ * delimiter (see ./record.ts). Another holds each transaction's commit
+ * position and time, once per transaction rather than once per change.
+ */
 export function batchSql(afterSeq: bigint, limit: number): string {
-  return `SELECT c.seq, c.xid, c.relid, c.op, c.new_row, c.old_row, x.last_seq, c.toast_unchanged,
-            (extract(epoch FROM x.commit_time - timestamptz '2000-01-01 00:00:00+00') * 1000000)::bigint
-       FROM _tabgres.changes c JOIN _tabgres.xacts x ON x.xid = c.xid
-      WHERE c.seq > ${afterSeq} ORDER BY c.seq LIMIT ${limit};
+  return `WITH b AS MATERIALIZED (
+      SELECT seq, xid, relid, op, new_row, old_row, toast_unchanged FROM _tabgres.changes
+       WHERE seq > ${afterSeq} ORDER BY seq LIMIT ${limit})
+    SELECT (SELECT count(*) FROM b),
+      (SELECT string_agg(b.seq || ' ' || b.xid || ' ' || b.relid || ' ' || b.op::text || ' '
+                || COALESCE(array_to_string(b.toast_unchanged, ','), '') || ' '
+                || CASE WHEN b.op IN ('M', 'm') THEN ROW(b.new_row)::text || ROW(b.old_row)::text
+                        ELSE COALESCE(b.new_row, '-') || COALESCE(b.old_row, '-') END,
+                E'\n' ORDER BY b.seq) FROM b),
+      (SELECT string_agg(x.xid || ' ' || x.last_seq || ' '
+                || (extract(epoch FROM x.commit_time - timestamptz '2000-01-01 00:00:00+00') * 1000000)::bigint, ' ')
+         FROM (SELECT DISTINCT xid FROM b) d
+         CROSS JOIN LATERAL (SELECT * FROM _tabgres.xacts x WHERE x.xid = d.xid) x);
     SELECT _tabgres.position();`
 }
 
+const NEWLINE = 0x0a
+const DASH = 0x2d
+
+/** A row ("-" for none) at text[i]: its text and fields, and the index after it. */
+function rowAt(text: string, i: number, wrapped: boolean): [string | null, (string | null)[] | null, number] {
+  if (text.charCodeAt(i) === DASH) return [null, null, i + 1]
+  const fields: (string | null)[] = []
+  const end = parseRecordAt(text, i, fields)
+  if (wrapped) return [fields[0], null, end]
+  return [text.slice(i, end), fields, end]
+}
+
 export function parseBatch(raw: Rows, positionSet: Rows, limit: number): Batch {
-  const rows = raw.map(
-    ([seq, xid, relid, op, newRow, oldRow, lastSeq, toast, commitTime]): ChangeRow => ({
-      seq: BigInt(seq!),
-      xid: BigInt(xid!),
+  const [count, changes, xacts] = raw[0]
+  const commits = new Map<string, { lastSeq: bigint; commitTime: bigint }>()
+  if (xacts) {
+    const t = xacts.split(' ')
+    for (let k = 0; k + 2 < t.length; k += 3) commits.set(t[k], { lastSeq: BigInt(t[k + 1]), commitTime: BigInt(t[k + 2]) })
+  }
+  const rows: ChangeRow[] = []
+  const text = changes ?? ''
+  const n = text.length
+  let i = 0
+  const token = (): string => {
+    const j = text.indexOf(' ', i)
+    if (j < 0) throw new Error('malformed change-log batch')
+    const s = text.slice(i, j)
+    i = j + 1
+    return s
+  }
+  while (i < n) {
+    const seq = token()
+    const xid = token()
+    const relid = token()
+    const op = token()
+    const toast = token()
+    const message = op === 'M' || op === 'm'
+    const [newRow, newFields, a] = rowAt(text, i, message)
+    const [oldRow, oldFields, b] = rowAt(text, a, message)
+    i = b
+    if (i < n) {
+      if (text.charCodeAt(i) !== NEWLINE) throw new Error(`malformed change-log batch at ${i}`)
+      i++
+    }
+    // Every change's transaction is registered before the change is written.
+    const commit = commits.get(xid)
+    if (!commit) continue
+    rows.push({
+      seq: BigInt(seq),
+      xid: BigInt(xid),
       relid: Number(relid),
-      op: op!,
+      op,
       newRow,
       oldRow,
-      lastSeq: BigInt(lastSeq!),
-      commitTime: BigInt(commitTime!),
-      toastUnchanged: toast && toast !== '{}' ? toast.slice(1, -1).split(',').map(Number) : null,
-    }),
-  )
-  return { rows, complete: rows.length < limit, position: BigInt(positionSet[0][0]!) }
+      newFields,
+      oldFields,
+      lastSeq: commit.lastSeq,
+      commitTime: commit.commitTime,
+      toastUnchanged: toast === '' ? null : toast.split(',').map(Number),
+    })
+  }
+  return { rows, complete: Number(count) < limit, position: BigInt(positionSet[0][0]!) }
 }
 
 /** The current write position (sequence number of the last change, 0 before any). */

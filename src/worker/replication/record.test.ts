@@ -3,7 +3,8 @@
 
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
 import { PGlite } from '@electric-sql/pglite'
-import { parseRecord } from './record'
+import { parseRecord, parseRecordAt } from './record'
+import { installChangeTracking } from './change-tracker'
 
 describe('parseRecord (hand-written literals)', () => {
   it('the example from the module docs', () => {
@@ -181,5 +182,75 @@ describe('parseRecord against PGlite record_out', () => {
     const res = await db.query<{ r: string; t: string }>(`SELECT ROW($1::text, 2)::text AS r, $1::text AS t`, [v])
     expect(parseRecord(res.rows[0].r)).toEqual([res.rows[0].t, '2'])
     expect(res.rows[0].t).toBe(v)
+  }, 60_000)
+})
+
+// ---------------------------------------------------------------------------
+// Records read out of a longer text (the reader's batches), and the capture
+// writing canonical text whatever the writer session's output settings.
+
+describe('parseRecordAt', () => {
+  it('reads consecutive literals with no delimiter and returns each end', () => {
+    const text = '(1,"a)b",)("x""y",(z))(' + ')-'
+    const a: (string | null)[] = []
+    const i = parseRecordAt(text, 0, a)
+    expect(a).toEqual(['1', 'a)b', null])
+    const b: (string | null)[] = []
+    const j = parseRecordAt(text, i, b)
+    // An unquoted field never holds a parenthesis: "(z" ends at the first ")".
+    expect(text[j - 1]).toBe(')')
+    expect(b[0]).toBe('x"y')
+  })
+
+  it('rejects a literal that does not start at the given index', () => {
+    expect(() => parseRecordAt('-(1)', 0, [])).toThrow()
+  })
+})
+
+describe('capture under non-default output settings', () => {
+  let db: PGlite
+
+  beforeAll(async () => {
+    db = new PGlite()
+    await db.exec(`CREATE TABLE s (id int PRIMARY KEY, ts timestamptz, d date, i interval, f float8, b bytea, tsa timestamptz[])`)
+    await installChangeTracking(db)
+  }, 60_000)
+
+  afterAll(async () => {
+    await db?.close()
+  })
+
+  const insert = (id: number) =>
+    `INSERT INTO s VALUES (${id}, '2024-01-02 03:04:05.5+00', '2024-01-02', '1 day 2 hours', 0.1, '\\x0102', ARRAY['2024-01-02 03:04:05+00'::timestamptz])`
+  const canonical = (id: number, f = '0.1') => [id, '2024-01-02 03:04:05.5+00', '2024-01-02', '1 day 02:00:00', f, '\\x0102', '{"2024-01-02 03:04:05+00"}'].map(String)
+
+  it('a writer with German dates, Tokyo time, SQL-standard intervals, 3 float digits and escaped bytea still captures canonical text, and keeps its settings', async () => {
+    await db.exec(insert(1))
+    await db.exec(`SET datestyle = 'German'; SET timezone = 'Asia/Tokyo'; SET intervalstyle = 'sql_standard';
+                   SET extra_float_digits = 3; SET bytea_output = 'escape';`)
+    await db.exec(`BEGIN; ${insert(2)}; UPDATE s SET f = 0.2 WHERE id = 2; DELETE FROM s WHERE id = 1; COMMIT;`)
+    const settings = await db.query<Record<string, string>>(
+      `SELECT current_setting('DateStyle') a, current_setting('TimeZone') b, current_setting('IntervalStyle') c,
+              current_setting('extra_float_digits') d, current_setting('bytea_output') e`,
+    )
+    expect(settings.rows[0]).toEqual({ a: 'German, DMY', b: 'Asia/Tokyo', c: 'sql_standard', d: '3', e: 'escape' })
+    const rows = await db.query<{ op: string; new_row: string | null; old_row: string | null }>(
+      `SELECT op, new_row, old_row FROM _tabgres.changes ORDER BY seq`,
+    )
+    const parsed = rows.rows.map((r) => [r.op, r.new_row && parseRecord(r.new_row), r.old_row && parseRecord(r.old_row)])
+    expect(parsed).toEqual([
+      ['I', canonical(1), null],
+      ['I', canonical(2), null],
+      ['U', canonical(2, '0.2'), canonical(2)],
+      ['D', null, canonical(1)],
+    ])
+  }, 60_000)
+
+  it('failed and rolled-back captures under pinned settings leave the session settings as they were', async () => {
+    await expect(db.exec(`INSERT INTO s VALUES (2, now(), now(), '1 day', 1, '', NULL)`)).rejects.toThrow()
+    await db.exec(`BEGIN; ${insert(3)}; ROLLBACK;`)
+    const r = await db.query<{ ds: string }>(`SELECT current_setting('DateStyle') ds`)
+    expect(r.rows[0].ds).toBe('German, DMY')
+    await db.exec('RESET ALL')
   }, 60_000)
 })
