@@ -1,16 +1,18 @@
 // The worker's API, exposed to the page with Comlink (./index.ts). The page's
 // typed handle (src/client) is built on `type WorkerApi = ReturnType<typeof makeApi>`.
 //
-// Serialization: PGlite is one backend session, so every call that runs SQL
-// takes the API lock, and an interactive transaction holds it from begin()
-// to commit()/rollback(): no other call interleaves with it. Replication
-// sessions read between transactions (replication/exclusive.ts).
+// Serialization: PGlite is one backend session. Its transaction lock (taken
+// by db.query/db.exec, and held by db.transaction from BEGIN to the end) keeps
+// calls from interleaving with an interactive transaction; no lock of our own
+// is added, so writes that wait together are also flushed together (group
+// commit queues behind them on the same lock). Replication sessions read
+// between transactions (replication/exclusive.ts).
 // Durability: a call that may have written resolves after the group commit
 // that makes it durable (engine.ts), unless the database was opened 'relaxed'.
 // Errors: anything thrown leaves as a PgError (shared/comlink-errors.ts), and
 // the worker stays usable after any bad call.
 
-import { Mutex, type PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite'
+import { type PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite'
 import { commandResult, type CommandResult } from '../shared/backend-decode'
 import { PgError, SqlState, toPgError } from '../shared/errors'
 import { formatLsn, parseLsn } from '../shared/lsn'
@@ -52,7 +54,6 @@ type TxEntry = { tx: Transaction; finish: (commit: boolean) => void; done: Promi
 export function makeApi() {
   let engine: Engine | null = null
   let opening: Promise<BootInfo> | null = null
-  const lock = new Mutex()
   const transactions = new Map<number, TxEntry>()
   const streams = new Map<ReplicationSession, PortWriter>()
   const wireSessions = new Set<ServerSession>()
@@ -68,11 +69,11 @@ export function makeApi() {
     else e.durable().catch(() => {})
   }
 
-  /** Run fn under the API lock, then make what it wrote durable. */
+  /** Run fn, then make what it wrote durable. */
   async function write<T>(fn: (db: PGlite) => Promise<T>): Promise<T> {
     const e = current()
     try {
-      const out = await lock.runExclusive(() => fn(e.db))
+      const out = await fn(e.db)
       await afterWrite(e)
       return out
     } catch (err) {
@@ -82,7 +83,7 @@ export function makeApi() {
 
   async function replicationCommand(sql: string): Promise<CommandResult> {
     const e = current()
-    const reply = await lock.runExclusive(() => handleReplicationQuery(sql, e.db, { mode: 'postgres' }))
+    const reply = await handleReplicationQuery(sql, e.db, { mode: 'postgres' })
     if (!reply) throw new PgError({ code: SqlState.syntaxError, message: `not a replication command: ${sql}` })
     const result = commandResult(reply)
     await afterWrite(e)
@@ -127,8 +128,8 @@ export function makeApi() {
       const e = current()
       const id = nextTx++
       return new Promise<number>((resolveBegin, rejectBegin) => {
-        // The API lock is held from here until the transaction ends.
-        void lock.runExclusive(async () => {
+        // PGlite's transaction lock is held from BEGIN until the transaction ends.
+        void (async () => {
           let finish!: (commit: boolean) => void
           const decided = new Promise<boolean>((res) => (finish = res))
           let ended!: (err?: unknown) => void
@@ -146,7 +147,7 @@ export function makeApi() {
             rejectBegin(toPgError(err)) // ignored when begin() already resolved
             ended(err)
           }
-        })
+        })()
       })
     },
 
@@ -285,7 +286,7 @@ export function makeApi() {
       const e = engine
       for (const s of streams.keys()) s.stop()
       for (const w of wireSessions) await w.end()
-      await lock.runExclusive(() => e.close())
+      await e.close()
       engine = null
       opening = null
     },
