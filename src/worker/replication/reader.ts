@@ -35,33 +35,9 @@ export interface Batch {
   position: bigint
 }
 
-/**
- * SQL for one batch: two result sets (batch, position) for parseBatch().
- *
- * The batch comes back as one row of three text values, not one row per
- * change: PGlite turns every DataRow into JavaScript objects, which cost
- * several times more than the SQL that reads a change. One value holds the
- * changes, each as "seq xid relid op toast " followed by its new and old row
- * (record text, or "-" for none; a message's content and prefix wrapped as
- * one-field records), separated by newlines; record literals need no
- * delimiter (see ./record.ts). Another holds each transaction's commit
- * position and time, once per transaction rather than once per change.
- */
+/** SQL for one batch: two result sets (batch, position) for parseBatch(); see _tabgres.read_batch. */
 export function batchSql(afterSeq: bigint, limit: number): string {
-  return `WITH b AS MATERIALIZED (
-      SELECT seq, xid, relid, op, new_row, old_row, toast_unchanged FROM _tabgres.changes
-       WHERE seq > ${afterSeq} ORDER BY seq LIMIT ${limit})
-    SELECT (SELECT count(*) FROM b),
-      (SELECT string_agg(b.seq || ' ' || b.xid || ' ' || b.relid || ' ' || b.op::text || ' '
-                || COALESCE(array_to_string(b.toast_unchanged, ','), '') || ' '
-                || CASE WHEN b.op IN ('M', 'm') THEN ROW(b.new_row)::text || ROW(b.old_row)::text
-                        ELSE COALESCE(b.new_row, '-') || COALESCE(b.old_row, '-') END,
-                E'\n' ORDER BY b.seq) FROM b),
-      (SELECT string_agg(x.xid || ' ' || x.last_seq || ' '
-                || (extract(epoch FROM x.commit_time - timestamptz '2000-01-01 00:00:00+00') * 1000000)::bigint, ' ')
-         FROM (SELECT DISTINCT xid FROM b) d
-         CROSS JOIN LATERAL (SELECT * FROM _tabgres.xacts x WHERE x.xid = d.xid) x);
-    SELECT _tabgres.position();`
+  return `SELECT * FROM _tabgres.read_batch(${afterSeq}, ${limit}); SELECT _tabgres.position();`
 }
 
 const NEWLINE = 0x0a
