@@ -281,3 +281,63 @@ describe('COPY', () => {
     }
   })
 })
+
+describe('sessions that end badly, and passwords', () => {
+  let db: PGlite
+  let server: TcpServer
+  beforeAll(async () => {
+    db = new PGlite()
+    await installChangeTracking(db)
+    await db.exec('CREATE TABLE k (id int PRIMARY KEY)')
+    server = await listen(db, { password: 's3cret' })
+  })
+  afterAll(async () => {
+    await server.close()
+    await db.close()
+  })
+  const client = (password = 's3cret') => new pg.Client({ host: '127.0.0.1', port: server.port, user: 'postgres', database: 'postgres', password })
+
+  it('SCRAM-SHA-256 by default with a password; a wrong one fails with 28P01', async () => {
+    const ok = client()
+    await ok.connect()
+    expect((await ok.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
+    await ok.end()
+    const bad = client('wrong')
+    const err = await bad.connect().catch((e) => e)
+    expect(err).toMatchObject({ code: '28P01' })
+  })
+
+  it('a connection dropped inside a transaction is rolled back and frees the database', async () => {
+    const a = client()
+    a.on('error', () => {}) // its socket is destroyed below, on purpose
+    await a.connect()
+    await a.query('BEGIN')
+    await a.query('INSERT INTO k VALUES (1)')
+    const b = client()
+    await b.connect()
+    const waiting = b.query('SELECT count(*)::int AS n FROM k')
+    // The socket goes away without Terminate.
+    ;(a as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy()
+    expect((await waiting).rows).toEqual([{ n: 0 }])
+    await b.end()
+  })
+
+  it('a malformed message gets a FATAL 08P01 and a closed connection; the database stays usable', async () => {
+    const { connect } = await import('node:net')
+    const sock = connect(server.port, '127.0.0.1')
+    await new Promise<void>((r) => sock.once('connect', () => r()))
+    const got: Buffer[] = []
+    const closed = new Promise<void>((r) => sock.once('close', () => r()))
+    sock.on('data', (d) => got.push(d))
+    // A length field of 2 cannot be: the start-up packet is at least 8 bytes.
+    sock.write(Buffer.from([0, 0, 0, 2, 0, 3, 0, 0]))
+    await closed
+    const text = Buffer.concat(got).toString('latin1')
+    expect(text[0]).toBe('E')
+    expect(text).toContain('C08P01')
+    const c = client()
+    await c.connect()
+    expect((await c.query('SELECT 2 AS two')).rows).toEqual([{ two: 2 }])
+    await c.end()
+  })
+})

@@ -21,7 +21,7 @@ import { PgError, SqlState, toPgError, type PgErrorFields } from '../../shared/e
 import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../replication/handler'
 import { isReplicationCommand, parseReplicationCommand } from '../replication/commands'
 import type { DurabilityGate } from '../replication/session'
-import { literal, run } from '../replication/exclusive'
+import { BUSY, idle, literal, readWhenIdle, run } from '../replication/exclusive'
 import { authenticationOk, createAuthExchange, type AuthExchange, type AuthMethod } from './auth'
 import { backendKeyData, commandComplete, concatBytes, errorResponse, parameterStatus, readyForQuery } from './backend'
 import { FrontendReader, PROTOCOL_3_0, queryText, type FrontendMessage } from './frontend'
@@ -496,13 +496,39 @@ interface StartupInfo {
   serverVersion: string
 }
 
+const STARTUP_SQL = `SELECT current_database(), current_setting('server_version'),
+  (SELECT string_agg(rolname, chr(1)) FROM pg_catalog.pg_roles WHERE rolcanlogin)`
+
+interface StartupCache {
+  database: string
+  serverVersion: string
+  roles: Set<string>
+}
+const startupCache = new WeakMap<PGlite, StartupCache>()
+
+/**
+ * What start-up needs to know, without PGlite's transaction lock: a new
+ * connection must get in while another session has a transaction open. Read
+ * between transactions (replication/exclusive.ts) and cached; re-read when a
+ * role is not (yet) known.
+ */
 async function readStartupInfo(db: PGlite, user: string): Promise<StartupInfo> {
-  const r = await db.query<{ e: boolean; d: string; v: string }>(
-    `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1 AND rolcanlogin) AS e, current_database() AS d,
-            current_setting('server_version') AS v`,
-    [user],
-  )
-  return { roleExists: r.rows[0].e, database: r.rows[0].d, serverVersion: r.rows[0].v }
+  let info = startupCache.get(db)
+  if (!info || !info.roles.has(user)) {
+    const rows = info ? await readOnce(db) : await idle(db, (s) => s.query(STARTUP_SQL))
+    if (rows) {
+      const [database, serverVersion, roles] = rows[0]
+      info = { database: database!, serverVersion: serverVersion!, roles: new Set((roles ?? '').split('\u0001')) }
+      startupCache.set(db, info)
+    }
+  }
+  return { roleExists: info!.roles.has(user), database: info!.database, serverVersion: info!.serverVersion }
+}
+
+/** One read when no transaction is open, else null (keep what is cached). */
+async function readOnce(db: PGlite) {
+  const sets = await readWhenIdle(db, STARTUP_SQL)
+  return sets === BUSY ? null : sets[0]
 }
 
 async function runSql(db: PGlite, sql: string) {
