@@ -13,10 +13,11 @@ import { fileURLToPath } from 'node:url'
 import { chromium, type Browser } from 'playwright'
 import { createServer, type ViteDevServer } from 'vite'
 import type { BenchResults } from './browser/bench'
+import { CHROMIUM_ARGS, chromiumPath } from '../test/support/chromium'
 
 const quick = process.argv.includes('--quick')
 const root = fileURLToPath(new URL('..', import.meta.url))
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const executablePath = chromiumPath
 /** The whole page run; a hung run fails instead of waiting forever. */
 const TIMEOUT_MS = (quick ? 10 : 20) * 60_000
 
@@ -55,15 +56,7 @@ async function runInBrowser(url: string): Promise<BenchResults> {
     browser = await chromium.launch({
       executablePath,
       headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      args: CHROMIUM_ARGS,
     })
     const page = await browser.newPage()
     await page.exposeFunction('benchLog', (line: string) => console.log(`  ${line}`))

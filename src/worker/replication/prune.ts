@@ -21,6 +21,7 @@ import { idle, type IdleSession } from './exclusive'
 import { subscribeCommits } from './notifier'
 import { seqAtOrBelow } from './positions'
 import { readPosition, resumePoint } from './reader'
+import { SerialRuns } from '../serial-runs'
 
 /** What happens to captured changes while no replication slot exists. */
 export type Retention = 'keep' | 'discard'
@@ -73,9 +74,19 @@ export async function pruneChangeLog(s: IdleSession, retention: Retention): Prom
 const COMMIT_PRUNE_DELAY_MS = 100
 
 class Pruner {
-  private running: Promise<PruneResult> | null = null
-  /** One prune queued behind the running one serves every request made meanwhile. */
-  private queued: Promise<PruneResult> | null = null
+  private readonly runs = new SerialRuns(() =>
+    idle(this.db, (s) => pruneChangeLog(s, this.retention), true).then(
+      (r) => {
+        this.slots = r.slots
+        this.last = r
+        return r
+      },
+      (e) => {
+        this.lastError = e
+        throw e
+      },
+    ),
+  )
   private timer: ReturnType<typeof setTimeout> | null = null
   /** Slot count seen by the last prune: with slots, commits alone never move the horizon. */
   private slots = -1
@@ -90,30 +101,7 @@ class Pruner {
 
   /** Prune after anything already running; resolves with this prune's result. */
   request(): Promise<PruneResult> {
-    if (this.queued) return this.queued
-    if (this.running) {
-      this.queued = this.running
-        .catch(() => {})
-        .then(() => {
-          this.queued = null
-          return this.request()
-        })
-      return this.queued
-    }
-    const run = idle(this.db, (s) => pruneChangeLog(s, this.retention), true).then(
-      (r) => {
-        this.slots = r.slots
-        this.last = r
-        return r
-      },
-      (e) => {
-        this.lastError = e
-        throw e
-      },
-    )
-    this.running = run
-    run.catch(() => {}).finally(() => (this.running = null))
-    return run
+    return this.runs.request()
   }
 
   /** A prune nobody awaits: its error is kept for diagnostics, not thrown. */

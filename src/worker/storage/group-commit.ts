@@ -16,6 +16,7 @@ import { PgError } from '../../shared/errors'
 import { toPgError } from '../../shared/errors'
 import { run } from '../replication/exclusive'
 import type { DurabilityGate } from '../replication/session'
+import { SerialRuns } from '../serial-runs'
 
 /** Writes the in-memory cluster to storage; called under PGlite's query lock. */
 export type Flush = () => Promise<void>
@@ -24,9 +25,8 @@ export type Flush = () => Promise<void>
 export const noFlush: Flush = () => Promise.resolve()
 
 export class GroupCommit implements DurabilityGate {
-  private running: Promise<void> | null = null
-  /** The one flush queued behind the running one, shared by every caller meanwhile. */
-  private queued: Promise<void> | null = null
+  /** A flush that began after the caller's commit, shared by every caller meanwhile. */
+  private readonly runs = new SerialRuns(() => this.flushOnce())
   private durablePosition = 0n
   /** WAL insert position at the last flush. */
   private flushedWal: string | null = null
@@ -41,18 +41,7 @@ export class GroupCommit implements DurabilityGate {
 
   /** Resolves once everything committed before this call is durable. */
   durable(): Promise<void> {
-    if (this.queued) return this.queued
-    if (this.running) {
-      // The running flush may have collected its pages before our commit.
-      this.queued = this.running
-        .catch(() => {})
-        .then(() => {
-          this.queued = null
-          return this.start()
-        })
-      return this.queued
-    }
-    return this.start()
+    return this.runs.request()
   }
 
   position(): bigint {
@@ -62,15 +51,6 @@ export class GroupCommit implements DurabilityGate {
   subscribe(fn: () => void): () => void {
     this.listeners.add(fn)
     return () => this.listeners.delete(fn)
-  }
-
-  private start(): Promise<void> {
-    const run = this.flushOnce()
-    this.running = run
-    run.catch(() => {}).finally(() => {
-      if (this.running === run) this.running = null
-    })
-    return run
   }
 
   private async flushOnce(): Promise<void> {
