@@ -15,7 +15,8 @@ export { PgError } from '../shared/errors'
 export { decodePgoutput } from './pgoutput/decode'
 export { ReplicationStream, type StreamMessage } from './stream'
 export { formatLsn, parseLsn, type Lsn }
-export type { PgoutputMessage } from '../shared/pgoutput'
+export type { PgoutputMessage, RelationColumn, Tuple, TupleColumn } from '../shared/pgoutput'
+export { dateFromPgTimestamp } from '../shared/pgoutput'
 export type { BootInfo, CommandResult, CreateSlotRequest, EngineOptions }
 
 export interface OpenOptions extends EngineOptions {
@@ -92,14 +93,28 @@ export class Database implements Queryable {
     return this.api.dropSlot(name, options.wait ?? false)
   }
 
-  /** START_REPLICATION on a dedicated MessagePort. */
+  /** START_REPLICATION on a dedicated MessagePort, read in this page. */
   async startReplication(opts: StartReplicationOptions): Promise<ReplicationStream> {
+    return new ReplicationStream(await this.replicationPort(opts), opts.window)
+  }
+
+  /**
+   * START_REPLICATION, but the stream's port is handed back unread: transfer
+   * it to another worker (a replica, a sync engine) and read it there with
+   * `new ReplicationStream(port, window)`, so frames go from the database's
+   * worker to the consumer's without passing through the page.
+   */
+  async replicationPort(opts: StartReplicationOptions): Promise<MessagePort> {
     const { port1, port2 } = new MessageChannel()
-    const stream = new ReplicationStream(port1, opts.window)
     const startLsn = typeof opts.startLsn === 'bigint' ? formatLsn(opts.startLsn) : opts.startLsn
     const req: StartReplicationRequest = { slot: opts.slot, startLsn, options: opts.options, window: opts.window }
-    await this.api.startReplication(Comlink.transfer(port2, [port2]), req)
-    return stream
+    try {
+      await this.api.startReplication(Comlink.transfer(port2, [port2]), req)
+    } catch (e) {
+      port1.close()
+      throw e
+    }
+    return port1
   }
 
   /**

@@ -11,7 +11,7 @@ import { decodePgoutput } from './pgoutput/decode'
 
 /** What messages() yields: pgoutput messages with their WAL position, and keepalives. */
 export type StreamMessage =
-  | { kind: 'xlog'; walStart: Lsn; walEnd: Lsn; message: PgoutputMessage }
+  | { kind: 'xlog'; walStart: Lsn; walEnd: Lsn; message: PgoutputMessage; /** the message's pgoutput bytes */ data: Uint8Array }
   | { kind: 'keepalive'; walEnd: Lsn; replyRequested: boolean }
 
 /** CopyData wire header: 'd' and an int32 length. */
@@ -82,7 +82,7 @@ export class ReplicationStream {
   async *messages(): AsyncGenerator<StreamMessage> {
     for await (const raw of this.frames()) {
       const f = decodeFrame(raw.subarray(COPY_DATA_HEADER))
-      if (f.tag === 'w') yield { kind: 'xlog', walStart: f.walStart, walEnd: f.walEnd, message: decodePgoutput(f.data) }
+      if (f.tag === 'w') yield { kind: 'xlog', walStart: f.walStart, walEnd: f.walEnd, message: decodePgoutput(f.data), data: f.data }
       else if (f.tag === 'k') yield { kind: 'keepalive', walEnd: f.walEnd, replyRequested: f.replyRequested }
     }
   }

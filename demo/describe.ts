@@ -1,0 +1,58 @@
+// One line of text per pgoutput message, for the inspector.
+
+import { formatLsn, type PgoutputMessage, type TupleColumn } from '../src/client'
+
+export type Relation = Extract<PgoutputMessage, { tag: 'R' }>
+
+const KIND_NAMES: Record<PgoutputMessage['tag'], string> = {
+  B: 'Begin', C: 'Commit', O: 'Origin', R: 'Relation', Y: 'Type', I: 'Insert', U: 'Update', D: 'Delete', T: 'Truncate', M: 'Message',
+}
+
+export const kindName = (m: PgoutputMessage) => KIND_NAMES[m.tag]
+
+function value(c: TupleColumn): string {
+  switch (c.kind) {
+    case 'n': return 'NULL'
+    case 'u': return '(unchanged toast)'
+    case 't': return `'${c.value.length > 60 ? `${c.value.slice(0, 60)}…` : c.value}'`
+    case 'b': return `<${c.value.length} bytes>`
+  }
+}
+
+const tuple = (cols: TupleColumn[], rel?: Relation) =>
+  cols.map((c, i) => (rel?.columns[i] ? `${rel.columns[i].name}=${value(c)}` : value(c))).join(', ')
+
+/** `relations` maps relation OIDs to the last Relation message seen for them. */
+export function describe(m: PgoutputMessage, relations: Map<number, Relation>): string {
+  const name = (oid: number) => {
+    const r = relations.get(oid)
+    return r ? `${r.namespace}.${r.relation}` : `relation ${oid}`
+  }
+  switch (m.tag) {
+    case 'B':
+      return `xid ${m.xid}, final LSN ${formatLsn(m.finalLsn)}`
+    case 'C':
+      return `commit LSN ${formatLsn(m.commitLsn)}, end ${formatLsn(m.endLsn)}`
+    case 'R': {
+      const cols = m.columns.map((c) => `${c.flags & 1 ? '🔑' : ''}${c.name} oid ${c.typeOid}${c.typeMod >= 0 ? ` mod ${c.typeMod}` : ''}`)
+      return `${m.namespace}.${m.relation} (oid ${m.relationOid}, replica identity ${m.replicaIdentity}): ${cols.join(', ')}`
+    }
+    case 'Y':
+      return `${m.namespace}.${m.typeName} (oid ${m.typeOid})`
+    case 'I':
+      return `${name(m.relationOid)} new (${tuple(m.new.columns, relations.get(m.relationOid))})`
+    case 'U': {
+      const rel = relations.get(m.relationOid)
+      const old = m.old ? ` old ${m.old.kind} (${tuple(m.old.columns, rel)})` : ''
+      return `${name(m.relationOid)}${old} new (${tuple(m.new.columns, rel)})`
+    }
+    case 'D':
+      return `${name(m.relationOid)} old ${m.old.kind} (${tuple(m.old.columns, relations.get(m.relationOid))})`
+    case 'T':
+      return `${m.relationOids.map(name).join(', ')}${m.flags & 1 ? ' CASCADE' : ''}${m.flags & 2 ? ' RESTART IDENTITY' : ''}`
+    case 'M':
+      return `${m.flags & 1 ? 'transactional' : 'non-transactional'} "${m.prefix}": ${new TextDecoder().decode(m.content)}`
+    case 'O':
+      return `${m.originName} at ${formatLsn(m.originLsn)}`
+  }
+}

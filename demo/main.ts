@@ -1,0 +1,115 @@
+// The playground page: opens the primary (tabgres on IndexedDB), starts the
+// in-memory replica in its own worker, and wires the four panels together.
+//
+// Start-up order matters for the replica: its slot exists before the copy is
+// taken, and the copy records the WAL position it is consistent with, so the
+// stream it then starts from that position neither misses nor repeats a
+// commit (see snapshot.ts).
+
+import * as Comlink from 'comlink'
+import { openDatabase, PgError, type Database } from '../src/client'
+import { SqlConsole } from './console'
+import { byId, h } from './dom'
+import { Inspector } from './inspector'
+import { enableOffline } from './offline'
+import { ReplicaPanel } from './replica-panel'
+import type { ReplicaApi } from './replica-worker'
+import { takeSnapshot } from './snapshot'
+import { TODOS_SQL, TodoApp } from './todos'
+
+const DB_NAME = 'tabgres-demo'
+const PUBLICATION = 'demo'
+const INSPECTOR_SLOT = 'demo_inspector'
+const REPLICA_SLOT = 'demo_replica'
+const PGOUTPUT = { proto_version: '1', publication_names: PUBLICATION, messages: 'true' }
+
+const pills = new Map<string, HTMLElement>()
+function status(key: string, text: string, state: 'busy' | 'ok' | 'bad' = 'busy'): void {
+  let el = pills.get(key)
+  if (!el) {
+    el = h('div', { class: 'pill', 'data-testid': `status-${key}` })
+    pills.set(key, el)
+    byId('status').append(el)
+  }
+  el.className = `pill ${state === 'busy' ? '' : state}`
+  el.textContent = text
+}
+
+function showError(e: unknown): void {
+  const banner = byId('banner')
+  banner.hidden = false
+  banner.textContent = e instanceof PgError ? `${e.code}: ${e.message}${e.detail ? ` (${e.detail})` : ''}` : String(e)
+}
+
+/** CREATE_REPLICATION_SLOT, unless the slot survived from an earlier visit. */
+async function ensureSlot(db: Database, name: string): Promise<void> {
+  try {
+    await db.createSlot(name)
+  } catch (e) {
+    if (!(e instanceof PgError && e.code === '42710')) throw e // duplicate_object: it exists
+  }
+}
+
+async function ensureSchema(db: Database): Promise<void> {
+  await db.exec(TODOS_SQL)
+  const { rows } = await db.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [PUBLICATION])
+  if (!rows.length) await db.exec(`CREATE PUBLICATION ${PUBLICATION} FOR ALL TABLES`)
+}
+
+async function main(): Promise<void> {
+  void enableOffline((text, ready) => {
+    byId('offline').textContent = `· ${text}`
+    status('offline', text, ready ? 'ok' : 'busy')
+  })
+
+  status('primary', `primary: opening idb://${DB_NAME}…`)
+  const replicaWorker = new Worker(new URL('./replica-worker.ts', import.meta.url), { type: 'module', name: 'tabgres-demo-replica' })
+  const replica = Comlink.wrap<ReplicaApi>(replicaWorker)
+  status('replica', 'replica: starting PGlite in memory…')
+  const replicaBoot = replica.boot()
+
+  const db = await openDatabase(DB_NAME)
+  status('primary', `primary: idb://${DB_NAME}, ${db.boot.created ? 'created' : 'reopened'} in ${Math.round(db.boot.ms)} ms`, 'ok')
+  await ensureSchema(db)
+  await ensureSlot(db, INSPECTOR_SLOT)
+  await ensureSlot(db, REPLICA_SLOT)
+
+  const inspector = new Inspector(byId('inspector'), byId('counters'))
+  const panel = new ReplicaPanel(db, replica, PUBLICATION, byId('checksums'))
+  const app = new TodoApp(db, byId('app'), showError)
+  new SqlConsole(db, byId('console'), () => void app.refresh())
+  await app.refresh()
+
+  // The inspector watches from now on: start at the current position.
+  const [{ lsn }] = (await db.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows
+  const stream = await db.startReplication({ slot: INSPECTOR_SLOT, startLsn: lsn, options: PGOUTPUT })
+  inspector.onCommit = () => {
+    void app.refresh()
+    void panel.refresh()
+  }
+  inspector.run(stream).catch(showError)
+
+  const bootMs = await replicaBoot
+  const snapshot = await takeSnapshot(db, PUBLICATION)
+  const port = await db.replicationPort({ slot: REPLICA_SLOT, startLsn: snapshot.lsn, options: PGOUTPUT })
+  const rows = snapshot.tables.reduce((n, t) => n + t.rows.length, 0)
+  status('replica', `replica: booted in ${Math.round(bootMs)} ms, copied ${rows} rows at ${snapshot.lsn}`, 'ok')
+  await replica.start(
+    Comlink.transfer(port, [port]),
+    snapshot,
+    Comlink.proxy((s: { applied: string; transactions: number; error?: string }) => {
+      byId('replica-state').textContent = s.error
+        ? `replica stopped: ${s.error}`
+        : `applied and acknowledged up to ${s.applied} · ${s.transactions} transactions since the copy`
+      if (s.error) status('replica', `replica: ${s.error}`, 'bad')
+      void panel.refresh()
+    }),
+  )
+  await panel.refresh()
+  document.body.dataset.ready = 'true' // tests wait for this
+}
+
+main().catch((e) => {
+  showError(e)
+  status('primary', 'primary: failed to start', 'bad')
+})

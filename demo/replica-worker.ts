@@ -1,0 +1,85 @@
+// The in-tab replica: a second PostgreSQL (PGlite, in memory) in its own
+// worker. It loads the copy the page took, then reads its slot's stream
+// directly from the database worker (the port was transferred here, so
+// frames never pass through the page), applies each transaction as one
+// transaction, and acknowledges it once applied.
+
+import { PGlite } from '@electric-sql/pglite'
+import * as Comlink from 'comlink'
+import { formatLsn, ReplicationStream, type PgoutputMessage } from '../src/client'
+import { ReplicaApplier } from '../src/client/replica/apply'
+import { checksums, type TableRef } from './checksum'
+import type { Snapshot } from './snapshot'
+
+export interface ReplicaProgress {
+  applied: string
+  transactions: number
+  error?: string
+}
+
+let db: PGlite | null = null
+
+async function boot(): Promise<number> {
+  const started = performance.now()
+  db = await PGlite.create()
+  return performance.now() - started
+}
+
+function database(): PGlite {
+  if (!db) throw new Error('the replica has not booted')
+  return db
+}
+
+/** The copy goes through the applier as one synthetic transaction: the same code creates the tables the stream later alters. */
+function* copyMessages(snapshot: Snapshot): Generator<PgoutputMessage> {
+  yield { tag: 'B', finalLsn: 0n, commitTime: 0n, xid: 0 }
+  for (const t of snapshot.tables) {
+    yield t.relation
+    for (const row of t.rows) {
+      yield { tag: 'I', relationOid: t.relation.relationOid, new: { kind: 'N', columns: row.map((v) => (v === null ? { kind: 'n' } : { kind: 't', value: v })) } }
+    }
+  }
+  yield { tag: 'C', flags: 0, commitLsn: 0n, endLsn: 0n, commitTime: 0n }
+}
+
+const api = {
+  boot,
+
+  async start(port: MessagePort, snapshot: Snapshot, progress: (p: ReplicaProgress) => void): Promise<void> {
+    const applier = new ReplicaApplier(database())
+    for (const m of copyMessages(snapshot)) await applier.apply(m)
+    const stream = new ReplicationStream(port)
+    let transactions = 0
+    let applied = snapshot.lsn
+    void (async () => {
+      let inTransaction = false
+      for await (const m of stream.messages()) {
+        if (m.kind === 'keepalive') {
+          // Nothing half-applied: everything up to walEnd is here.
+          if (m.replyRequested && !inTransaction) stream.ack(m.walEnd)
+          continue
+        }
+        inTransaction = m.message.tag !== 'C' && (inTransaction || m.message.tag === 'B')
+        await applier.apply(m.message)
+        if (m.message.tag === 'C') {
+          stream.ack(m.message.endLsn)
+          transactions++
+          applied = formatLsn(m.message.endLsn)
+          progress({ applied, transactions })
+        }
+      }
+    })().catch((e: unknown) => {
+      progress({ applied, transactions, error: e instanceof Error ? e.message : String(e) })
+      void stream.close().catch(() => {})
+    })
+    progress({ applied, transactions })
+  },
+
+  checksums(tables: TableRef[]) {
+    return checksums(database(), tables)
+  },
+}
+
+export type ReplicaApi = typeof api
+
+Comlink.expose(api)

@@ -1,0 +1,55 @@
+// The playground: `npm run demo` builds it as a static site (dist/demo) and
+// serves it; `npm run demo:dev` serves the sources with hot reload (no
+// service worker there: it only runs against a build).
+
+import { readdirSync, statSync, writeFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { defineConfig, type Plugin } from 'vite'
+
+const root = fileURLToPath(new URL('.', import.meta.url))
+const outDir = fileURLToPath(new URL('../dist/demo', import.meta.url))
+
+function* walk(dir: string): Generator<string> {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name)
+    if (statSync(p).isDirectory()) yield* walk(p)
+    else yield p
+  }
+}
+
+/**
+ * Writes precache.json: every file of the finished build (the page, its
+ * scripts, both workers, PGlite's wasm and data), which the service worker
+ * (public/sw.js) caches on install so the next load works offline. Listing
+ * the output directory after the build, rather than the page's bundle, is
+ * what catches the worker chunks and the assets they load themselves.
+ */
+function precacheManifest(): Plugin {
+  return {
+    name: 'tabgres-precache-manifest',
+    apply: 'build',
+    closeBundle() {
+      const files = [...walk(outDir)].map((p) => relative(outDir, p).split('\\').join('/'))
+      const assets = files.filter((f) => f !== 'sw.js' && f !== 'precache.json')
+      const version = assets.filter((f) => f.startsWith('assets/')).sort().join('|')
+      let h = 0
+      for (let i = 0; i < version.length; i++) h = (Math.imul(h, 31) + version.charCodeAt(i)) | 0
+      const manifest = { version: (h >>> 0).toString(16), files: ['./', ...assets.filter((f) => f !== 'index.html')] }
+      writeFileSync(join(outDir, 'precache.json'), JSON.stringify(manifest, null, 2))
+    },
+  }
+}
+
+export default defineConfig({
+  root,
+  base: './',
+  // PGlite loads its wasm and data relative to its own module: pre-bundling
+  // would move it away from them. Comlink is shared by page and workers.
+  optimizeDeps: { exclude: ['@electric-sql/pglite'], include: ['comlink'] },
+  worker: { format: 'es' },
+  build: { outDir, emptyOutDir: true, target: 'es2022', chunkSizeWarningLimit: 2048 },
+  server: { host: '127.0.0.1' },
+  preview: { host: '127.0.0.1' },
+  plugins: [precacheManifest()],
+})
