@@ -21,6 +21,16 @@ export default defineConfig({
         },
       },
       {
+        // The built playground in Chromium, driven by Playwright from Node.
+        test: {
+          name: 'e2e',
+          environment: 'node',
+          include: ['test/e2e/**/*.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+        },
+      },
+      {
         extends: true,
         test: {
           name: 'browser',

@@ -8,29 +8,18 @@
 // (it cannot download its own browsers here).
 
 import { mkdirSync, writeFileSync } from 'node:fs'
-import { createServer as createNetServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { chromium, type Browser } from 'playwright'
 import { createServer, type ViteDevServer } from 'vite'
 import type { BenchResults } from './browser/bench'
 import { CHROMIUM_ARGS, chromiumPath } from '../test/support/chromium'
+import { freePort } from '../test/support/free-port'
 
 const quick = process.argv.includes('--quick')
 const root = fileURLToPath(new URL('..', import.meta.url))
 const executablePath = chromiumPath
 /** The whole page run; a hung run fails instead of waiting forever. */
 const TIMEOUT_MS = (quick ? 10 : 20) * 60_000
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createNetServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number }
-      s.close(() => resolve(port))
-    })
-  })
-}
 
 async function startVite(): Promise<ViteDevServer> {
   const server = await createServer({

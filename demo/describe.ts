@@ -8,6 +8,13 @@ const KIND_NAMES: Record<PgoutputMessage['tag'], string> = {
   B: 'Begin', C: 'Commit', O: 'Origin', R: 'Relation', Y: 'Type', I: 'Insert', U: 'Update', D: 'Delete', T: 'Truncate', M: 'Message',
 }
 
+/** Names of common built-in types, so a Relation reads like a table definition. */
+const TYPE_NAMES: Record<number, string> = {
+  16: 'bool', 17: 'bytea', 20: 'int8', 21: 'int2', 23: 'int4', 25: 'text', 26: 'oid', 114: 'json', 700: 'float4', 701: 'float8',
+  1042: 'bpchar', 1043: 'varchar', 1082: 'date', 1083: 'time', 1114: 'timestamp', 1184: 'timestamptz', 1186: 'interval',
+  1700: 'numeric', 2950: 'uuid', 3802: 'jsonb', 1007: 'int4[]', 1009: 'text[]', 1016: 'int8[]',
+}
+
 export const kindName = (m: PgoutputMessage) => KIND_NAMES[m.tag]
 
 function value(c: TupleColumn): string {
@@ -34,7 +41,9 @@ export function describe(m: PgoutputMessage, relations: Map<number, Relation>): 
     case 'C':
       return `commit LSN ${formatLsn(m.commitLsn)}, end ${formatLsn(m.endLsn)}`
     case 'R': {
-      const cols = m.columns.map((c) => `${c.flags & 1 ? '🔑' : ''}${c.name} oid ${c.typeOid}${c.typeMod >= 0 ? ` mod ${c.typeMod}` : ''}`)
+      const cols = m.columns.map(
+        (c) => `${c.name} ${TYPE_NAMES[c.typeOid] ?? 'type'} (oid ${c.typeOid}${c.typeMod >= 0 ? `, typmod ${c.typeMod}` : ''})${c.flags & 1 ? ' KEY' : ''}`,
+      )
       return `${m.namespace}.${m.relation} (oid ${m.relationOid}, replica identity ${m.replicaIdentity}): ${cols.join(', ')}`
     }
     case 'Y':

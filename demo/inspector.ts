@@ -34,6 +34,7 @@ export class Inspector {
     private readonly list: HTMLElement,
     private readonly counters: HTMLElement,
   ) {
+    this.list.append(h('div', { class: 'waiting' }, 'Waiting for the next commit: add a todo, or run SQL in the console.'))
     this.renderCounters()
     setInterval(() => this.renderCounters(), 1000) // rates decay while idle
   }
@@ -55,7 +56,7 @@ export class Inspector {
     if (msg.tag === 'B') this.openGroup(msg)
     const line = this.line(msg, m.walStart, m.data)
     if (this.groupBody) this.groupBody.append(line)
-    else this.list.prepend(h('div', { class: 'txn standalone', 'data-testid': 'inspector-txn' }, line))
+    else this.prepend(h('div', { class: 'txn standalone', 'data-testid': 'inspector-txn' }, line)) // a non-transactional message
     if (msg.tag === 'I' || msg.tag === 'U' || msg.tag === 'D' || msg.tag === 'T') this.changes++
     if (msg.tag === 'C') this.closeGroup(stream, msg)
   }
@@ -69,7 +70,12 @@ export class Inspector {
       h('summary', {}, h('span', { class: 'xid' }, `xid ${b.xid}`), h('span', { class: 'lsn' }, `commits at ${formatLsn(b.finalLsn)}`), h('span', { class: 'meta' }, 'streaming…')),
       this.groupBody,
     )
-    this.list.prepend(this.group)
+    this.prepend(this.group)
+  }
+
+  private prepend(el: HTMLElement): void {
+    this.list.querySelector('.waiting')?.remove()
+    this.list.prepend(el)
     while (this.list.children.length > KEEP) this.list.lastElementChild!.remove()
   }
 

@@ -17,6 +17,8 @@ import type { ReplicaApi } from './replica-worker'
 import { takeSnapshot } from './snapshot'
 import { TODOS_SQL, TodoApp } from './todos'
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
+
 const DB_NAME = 'tabgres-demo'
 const PUBLICATION = 'demo'
 const INSPECTOR_SLOT = 'demo_inspector'
@@ -93,14 +95,14 @@ async function main(): Promise<void> {
   const snapshot = await takeSnapshot(db, PUBLICATION)
   const port = await db.replicationPort({ slot: REPLICA_SLOT, startLsn: snapshot.lsn, options: PGOUTPUT })
   const rows = snapshot.tables.reduce((n, t) => n + t.rows.length, 0)
-  status('replica', `replica: booted in ${Math.round(bootMs)} ms, copied ${rows} rows at ${snapshot.lsn}`, 'ok')
+  status('replica', `replica: booted in ${Math.round(bootMs)} ms, copied ${plural(rows, 'row')} at ${snapshot.lsn}`, 'ok')
   await replica.start(
     Comlink.transfer(port, [port]),
     snapshot,
     Comlink.proxy((s: { applied: string; transactions: number; error?: string }) => {
       byId('replica-state').textContent = s.error
         ? `replica stopped: ${s.error}`
-        : `applied and acknowledged up to ${s.applied} · ${s.transactions} transactions since the copy`
+        : `applied and acknowledged up to ${s.applied} · ${plural(s.transactions, 'transaction')} since the copy`
       if (s.error) status('replica', `replica: ${s.error}`, 'bad')
       void panel.refresh()
     }),

@@ -2,8 +2,10 @@
 // modules that change on every edit) and says whether the page is ready to
 // work offline.
 
+declare const __BUILT_SITE__: boolean
+
 export async function enableOffline(show: (text: string, ready: boolean) => void): Promise<void> {
-  if (!import.meta.env.PROD) return show('offline mode: only in the built site (npm run demo)', false)
+  if (!__BUILT_SITE__) return show('offline mode: only in the built site (npm run demo)', false)
   if (!('serviceWorker' in navigator)) return show('offline mode: this browser has no service workers', false)
   try {
     const reg = await navigator.serviceWorker.register('./sw.js', { scope: './' })

@@ -3,12 +3,12 @@
 // service worker there: it only runs against a build).
 
 import { readdirSync, statSync, writeFileSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { defineConfig, type Plugin } from 'vite'
 
 const root = fileURLToPath(new URL('.', import.meta.url))
-const outDir = fileURLToPath(new URL('../dist/demo', import.meta.url))
+const defaultOutDir = fileURLToPath(new URL('../dist/demo', import.meta.url))
 
 function* walk(dir: string): Generator<string> {
   for (const name of readdirSync(dir)) {
@@ -26,9 +26,13 @@ function* walk(dir: string): Generator<string> {
  * what catches the worker chunks and the assets they load themselves.
  */
 function precacheManifest(): Plugin {
+  let outDir = defaultOutDir
   return {
     name: 'tabgres-precache-manifest',
     apply: 'build',
+    configResolved(config) {
+      outDir = resolve(config.root, config.build.outDir)
+    },
     closeBundle() {
       const files = [...walk(outDir)].map((p) => relative(outDir, p).split('\\').join('/'))
       const assets = files.filter((f) => f !== 'sw.js' && f !== 'precache.json')
@@ -41,15 +45,29 @@ function precacheManifest(): Plugin {
   }
 }
 
-export default defineConfig({
+export default defineConfig(({ command }) => ({
   root,
+  // The service worker belongs to the built site only (offline.ts).
+  define: { __BUILT_SITE__: JSON.stringify(command === 'build') },
   base: './',
   // PGlite loads its wasm and data relative to its own module: pre-bundling
   // would move it away from them. Comlink is shared by page and workers.
   optimizeDeps: { exclude: ['@electric-sql/pglite'], include: ['comlink'] },
   worker: { format: 'es' },
-  build: { outDir, emptyOutDir: true, target: 'es2022', chunkSizeWarningLimit: 2048 },
+  build: {
+    outDir: defaultOutDir,
+    emptyOutDir: true,
+    target: 'es2022',
+    chunkSizeWarningLimit: 2048,
+    rollupOptions: {
+      // PGlite's Emscripten glue uses eval on purpose; the warning would only bury real ones.
+      onwarn(warning, warn) {
+        if (warning.code === 'EVAL' && warning.id?.includes('@electric-sql/pglite')) return
+        warn(warning)
+      },
+    },
+  },
   server: { host: '127.0.0.1' },
   preview: { host: '127.0.0.1' },
   plugins: [precacheManifest()],
-})
+}))

@@ -130,6 +130,24 @@ describe('engine', () => {
     await all.stop()
   })
 
+  it("pg_publication_tables lists what the stream carries, not the engine's own tables (found by the playground's replica)", async () => {
+    await db.exec(`CREATE PUBLICATION p_schema FOR TABLES IN SCHEMA other, _tabgres`)
+    const listed = await db.query<{ pubname: string; t: string }>(
+      `SELECT pubname, schemaname || '.' || tablename AS t FROM pg_publication_tables
+        WHERE pubname IN ('p_all', 'p_t', 'p_schema') ORDER BY 1, 2`,
+    )
+    expect(listed.rows.filter((r) => r.pubname === 'p_all').map((r) => r.t)).toContain('public.t')
+    expect(listed.rows.map((r) => r.t).filter((t) => t.startsWith('_tabgres'))).toEqual([])
+    expect(listed.rows.filter((r) => r.pubname === 'p_schema').map((r) => r.t)).toEqual(['other.o'])
+    // The columns and types of PostgreSQL's view.
+    const cols = await db.query<{ attname: string; t: string }>(
+      `SELECT attname, format_type(atttypid, atttypmod) AS t FROM pg_attribute
+        WHERE attrelid = 'pg_catalog.pg_publication_tables'::regclass AND attnum > 0 ORDER BY attnum`,
+    )
+    expect(cols.rows.map((c) => `${c.attname} ${c.t}`)).toEqual(['pubname name', 'schemaname name', 'tablename name', 'attnames name[]', 'rowfilter text'])
+    await db.exec(`DROP PUBLICATION p_schema`)
+  })
+
   it('tracks tables created after start, and re-sends Relation after ALTER TABLE', async () => {
     const s = await openStream(db, 'p_all')
     await db.exec(`CREATE TABLE later (id int PRIMARY KEY, a text)`)

@@ -1,4 +1,4 @@
-// SQL for persisted replication slots and the catalog view consumers read.
+// SQL for persisted replication slots and the catalog views consumers read.
 //
 // PGlite's walsender machinery is absent (no logical slots in single-user
 // mode), so its pg_catalog.pg_replication_slots is always empty. Consumers
@@ -48,6 +48,25 @@ CREATE OR REPLACE VIEW pg_catalog.pg_replication_slots AS
          false AS failover,
          false AS synced
     FROM _tabgres.slots s LEFT JOIN pg_database d ON d.datname = s.database;
+
+-- PostgreSQL 18's pg_publication_tables, less the engine's own tables: to
+-- PostgreSQL they are user tables (their OIDs are above FirstNormalObjectId),
+-- so FOR ALL TABLES and FOR TABLES IN SCHEMA would list them, although the
+-- capture never streams them. Consumers read this view to learn what a
+-- publication carries (a subscriber copies those tables), so it must name
+-- exactly what the stream carries.
+CREATE OR REPLACE VIEW pg_catalog.pg_publication_tables AS
+  SELECT p.pubname,
+         n.nspname AS schemaname,
+         c.relname AS tablename,
+         (SELECT array_agg(a.attname ORDER BY a.attnum)
+            FROM pg_attribute a
+           WHERE a.attrelid = gpt.relid AND a.attnum = ANY (gpt.attrs::smallint[])) AS attnames,
+         pg_get_expr(gpt.qual, gpt.relid) AS rowfilter
+    FROM pg_publication p,
+         LATERAL pg_get_publication_tables(VARIADIC ARRAY[p.pubname::text]) gpt(pubid, relid, attrs, qual),
+         pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+   WHERE c.oid = gpt.relid AND n.nspname NOT IN ('_tabgres', '_tabgres_sql');
 RESET allow_system_table_mods;
 
 -- The ancestor's (orez) view, kept for its clients.
