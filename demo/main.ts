@@ -58,6 +58,20 @@ async function ensureSchema(db: Database): Promise<void> {
   if (!rows.length) await db.exec(`CREATE PUBLICATION ${PUBLICATION} FOR ALL TABLES`)
 }
 
+/**
+ * One tab owns the database (a Web Lock per name). A second tab says so and
+ * waits: it opens the database as soon as the first tab closes or reloads.
+ */
+async function openPrimary(): Promise<Database> {
+  try {
+    return await openDatabase(DB_NAME)
+  } catch (e) {
+    if (!(e instanceof PgError && e.code === '55006')) throw e // object_in_use: another tab has it
+    status('primary', `primary: open in another tab; waiting for it to close…`)
+    return openDatabase(DB_NAME, { onLocked: 'wait' })
+  }
+}
+
 async function main(): Promise<void> {
   void enableOffline((text, ready) => {
     byId('offline').textContent = `· ${text}`
@@ -70,7 +84,7 @@ async function main(): Promise<void> {
   status('replica', 'replica: starting PGlite in memory…')
   const replicaBoot = replica.boot()
 
-  const db = await openDatabase(DB_NAME)
+  const db = await openPrimary()
   status('primary', `primary: idb://${DB_NAME}, ${db.boot.created ? 'created' : 'reopened'} in ${Math.round(db.boot.ms)} ms`, 'ok')
   await ensureSchema(db)
   await ensureSlot(db, INSPECTOR_SLOT)

@@ -124,4 +124,23 @@ describe('playground (built, in Chromium)', () => {
     await expect(page.locator('pre.caret').textContent()).resolves.toBe('SELECT * FROM todos WHERE titel = 1\n                          ^')
     await shot('5-sql-error')
   }, BOOT_MS)
+
+  it('a second tab waits while the first holds the database, then opens it intact when the first closes', async () => {
+    const second = await context.newPage()
+    second.on('pageerror', (e) => console.error('second tab, page error:', e))
+    await second.goto(url)
+    await second.getByTestId('status-primary').getByText('open in another tab').waitFor({ timeout: BOOT_MS })
+    // The first tab is unaffected and keeps writing.
+    await addTodo(page, 'while another tab waits')
+    await todosInSync(page, 3)
+    const first = page
+    page = second
+    await shot('6-second-tab-waiting')
+    await first.close()
+    await ready(second)
+    const titles = await second.getByTestId('todo-item').locator('.title').allTextContents()
+    expect(titles).toEqual(['water the plants', 'written offline', 'while another tab waits'])
+    await todosInSync(second, 3)
+    await shot('7-second-tab-took-over')
+  }, BOOT_MS)
 })
