@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config'
 import { playwright } from '@vitest/browser-playwright'
-import { CHROMIUM_ARGS, chromiumPath } from './test/support/chromium'
+import { CHROMIUM_ARGS, chromiumPath } from './test/support/chromium.ts'
 
 
 export default defineConfig({

@@ -1,0 +1,101 @@
+// The library as published: `npm run build:lib` output (dist/, package.json
+// "exports"), consumed by name from a separate Vite app the way a user's app
+// would, built for production and run in Chromium: the worker the client
+// spawns is found and bundled, PGlite comes from the app's own dependencies,
+// and a write streams back as a decoded Insert. The .d.ts files type-check a
+// consumer.
+
+import { execFile } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { chromium, type Browser } from 'playwright'
+import { build, preview, type PreviewServer } from 'vite'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { CHROMIUM_ARGS, chromiumPath } from '../support/chromium'
+import { freePort } from '../support/free-port'
+
+const run = promisify(execFile)
+const repo = fileURLToPath(new URL('../..', import.meta.url))
+const TIMEOUT_MS = 240_000
+
+let app: string
+let server: PreviewServer | null = null
+let browser: Browser | null = null
+
+const MAIN_TS = `
+import { openDatabase, PgError, type PgoutputMessage } from 'tabgres'
+
+async function main(): Promise<string> {
+  const db = await openDatabase('library-check')
+  await db.exec('CREATE TABLE t (id int PRIMARY KEY, v text); CREATE PUBLICATION p FOR ALL TABLES')
+  await db.createSlot('s')
+  const stream = await db.startReplication({ slot: 's', options: { proto_version: '1', publication_names: 'p' } })
+  await db.query('INSERT INTO t VALUES ($1, $2)', [1, 'from the package'])
+  try {
+    await db.query('SELECT nope FROM t')
+  } catch (e) {
+    if (!(e instanceof PgError) || e.code !== '42703') throw e
+  }
+  for await (const m of stream.messages()) {
+    const msg: PgoutputMessage | null = m.kind === 'xlog' ? m.message : null
+    if (msg?.tag === 'I') {
+      const c = msg.new.columns[1]
+      return c.kind === 't' ? c.value : c.kind
+    }
+  }
+  throw new Error('the stream ended')
+}
+
+main().then(
+  (v) => Object.assign(window, { libraryResult: v }),
+  (e) => Object.assign(window, { libraryResult: 'error: ' + String(e) }),
+)
+`
+
+beforeAll(async () => {
+  await run('npx', ['tsx', 'scripts/build-lib.ts'], { cwd: repo })
+  app = mkdtempSync(join(tmpdir(), 'tabgres-app-'))
+  // The app depends on tabgres by name, as if installed (a symlink to this package).
+  mkdirSync(join(app, 'node_modules'))
+  symlinkSync(repo, join(app, 'node_modules', 'tabgres'), 'dir')
+  writeFileSync(join(app, 'index.html'), '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><script type="module" src="./main.ts"></script>')
+  writeFileSync(join(app, 'main.ts'), MAIN_TS)
+  writeFileSync(
+    join(app, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', lib: ['ES2022', 'DOM', 'DOM.Iterable'], strict: true, noEmit: true, skipLibCheck: true, types: [] }, include: ['main.ts'] }),
+  )
+}, TIMEOUT_MS)
+
+afterAll(async () => {
+  await browser?.close()
+  await server?.close()
+  if (app) rmSync(app, { recursive: true, force: true })
+})
+
+it('the built package type-checks in a consumer', async () => {
+  await run(join(repo, 'node_modules/.bin/tsc'), ['-p', join(app, 'tsconfig.json')], { cwd: app })
+}, TIMEOUT_MS)
+
+it('an app built against the package opens a database, streams a write and gets PgErrors', async () => {
+  const outDir = join(app, 'dist')
+  const config = {
+    root: app,
+    configFile: false as const,
+    logLevel: 'warn' as const,
+    // What the README asks of Vite users: PGlite and tabgres stay out of pre-bundling; ES workers.
+    optimizeDeps: { exclude: ['@electric-sql/pglite', 'tabgres'] },
+    worker: { format: 'es' as const },
+    build: { outDir, rollupOptions: { onwarn: () => {} } },
+  }
+  await build(config)
+  const port = await freePort()
+  server = await preview({ ...config, preview: { host: '127.0.0.1', port, strictPort: true } })
+  browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS })
+  const page = await browser.newPage()
+  await page.goto(`http://127.0.0.1:${port}/`)
+  const handle = await page.waitForFunction(() => (window as unknown as { libraryResult?: string }).libraryResult, null, { timeout: TIMEOUT_MS })
+  expect(await handle.jsonValue()).toBe('from the package')
+}, TIMEOUT_MS)
