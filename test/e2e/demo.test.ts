@@ -116,6 +116,15 @@ describe('playground (built, in Chromium)', () => {
     }
   }, BOOT_MS)
 
+  it('a table created from the console reaches the replica, arrays and jsonb included', async () => {
+    await page.getByRole('button', { name: 'a new table' }).click()
+    await page.getByTestId('sql-run').click()
+    await page.getByTestId('sql-output').getByText('OK, 1 row affected').waitFor({ timeout: 60_000 })
+    const row = page.locator('[data-testid="checksum-row"][data-table="public.notes"]')
+    await expect.poll(async () => ((await row.count()) ? await row.getAttribute('data-equal') : null), { timeout: 60_000 }).toBe('true')
+    await expect(row.locator('[data-testid="checksum-replica"]').textContent()).resolves.toMatch(/^1 row · [0-9a-f]{8}$/)
+  }, BOOT_MS)
+
   it('an SQL error shows its SQLSTATE and position', async () => {
     await page.getByTestId('sql-input').fill('SELECT * FROM todos WHERE titel = 1')
     await page.getByTestId('sql-run').click()
