@@ -166,8 +166,10 @@ DECLARE
   target text;
   source text;
   -- Registers the transaction on its first captured statement; pins the
-  -- output settings only when the session changed them.
-  head constant text := $h$
+  -- output settings only when the session changed them. The transition
+  -- table's columns are user names: variables win over them (a column named
+  -- x or tg_relid made the capture query ambiguous); columns are always r.%I.
+  head constant text := $h$ #variable_conflict use_variable
     DECLARE x bigint := pg_current_xact_id()::text::bigint; saved text[];
     BEGIN
       IF current_setting('tabgres.xact', true) IS DISTINCT FROM x::text THEN PERFORM _tabgres.register(x); END IF;
