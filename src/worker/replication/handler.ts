@@ -161,9 +161,17 @@ export async function handleReplicationQuery(
 
 /** Run SQL in PGlite and return its wire response up to (not including) ReadyForQuery. */
 async function runSql(query: string, db: PGlite): Promise<Uint8Array> {
-  const out = await idle(db, async () => db.execProtocolRaw(protocol.serialize.query(query), { syncToFs: false }))
-  // The final message is ReadyForQuery (5 bytes plus tag).
-  return out.subarray(0, out.length - 6).slice()
+  return idle(db, async () => {
+    const out = await db.execProtocolRaw(protocol.serialize.query(query), { syncToFs: false })
+    // The final message is ReadyForQuery (5 bytes plus tag); its status is the last byte.
+    const reply = out.subarray(0, out.length - 6).slice()
+    if (out[out.length - 1] === 0x49 /* I */) return reply
+    // This call has no session to keep a transaction block in: left open, it
+    // would hold PGlite's one backend and stall every later engine query.
+    await db.execProtocolRaw(protocol.serialize.query('ROLLBACK'), { syncToFs: false })
+    const err = new PgError({ code: SqlState.featureNotSupported, message: 'a transaction block cannot stay open after this query; it was rolled back' })
+    return concatBytes([reply, errorResponse(err)])
+  })
 }
 
 export interface StartReplicationOptions {

@@ -26,6 +26,7 @@ import { authenticationOk, createAuthExchange, type AuthExchange, type AuthMetho
 import { backendKeyData, commandComplete, concatBytes, errorResponse, parameterStatus, readyForQuery } from './backend'
 import { FrontendReader, PROTOCOL_3_0, queryText, type FrontendMessage } from './frontend'
 import { StatementNames } from './statement-names'
+import { malformedMessage } from './frontend-validate'
 import { filterBackendOutput } from './backend-filter'
 import { signalCommit } from '../replication/notifier'
 import { ENGINE_SESSION_SQL } from '../replication/change-tracker'
@@ -75,6 +76,8 @@ export class ServerSession {
   private readonly processId = nextProcessId++
   private readonly names = new StatementNames(`_tg${this.processId}_`)
   private stream: ReplicationSession | null = null
+  /** Settles with the stream once START_REPLICATION has started it, or null when it failed. */
+  private streamStarted: Promise<ReplicationSession | null> = Promise.resolve(null)
   private streamDone: Promise<void> | null = null
   /** Temporary slots this connection created: any ERROR drops them, as PostgreSQL does. */
   private readonly temporarySlots = new Set<string>()
@@ -101,7 +104,7 @@ export class ServerSession {
       return
     }
     for (const m of messages) {
-      this.work = this.work.then(() => this.handle(m)).catch((e) => this.fatal(toPgError(e).toFields()))
+      this.work = this.work.then(() => this.handle(m)).catch((e) => this.fatal(sessionError(e)))
     }
   }
 
@@ -132,8 +135,11 @@ export class ServerSession {
       if (!db.closed) {
         const closes = this.names.closeAll()
         if (this.release) {
-          // Disconnected inside a transaction block: it is rolled back.
-          await db.runExclusive(() => db.execProtocolRaw(query('ROLLBACK'), { syncToFs: false }))
+          // Disconnected inside a transaction block: it is rolled back. The Sync
+          // first ends an extended-query sequence that failed without one: the
+          // backend would otherwise ignore everything, ROLLBACK and the
+          // engine's own queries included, until a Sync.
+          await db.runExclusive(() => db.execProtocolRaw(concatBytes([SYNC, query('ROLLBACK')]), { syncToFs: false }))
           if (this.dirty) await db.runExclusive(() => runSql(db, `RESET ALL; ${ENGINE_SESSION_SQL}`))
         }
         if (closes.length) {
@@ -224,7 +230,7 @@ export class ServerSession {
       if (reply) this.conn.send(reply)
       if (done) await this.ready()
     } catch (e) {
-      this.fatal(toPgError(e).toFields())
+      this.fatal(sessionError(e))
     }
   }
 
@@ -262,24 +268,48 @@ export class ServerSession {
       void this.end() // not awaited: end() waits for the work queue this runs in
       return
     }
-    if (this.replication && tag === 'Q' && !this.release) {
-      const text = queryText(body)
+    // Outside COPY, PostgreSQL ignores CopyData/CopyDone/CopyFail (the tail of
+    // a failed COPY); forwarding them would hold the database with no reply.
+    if (tag === 'd' || tag === 'c' || tag === 'f') return
+    // PostgreSQL answers a malformed message with ERROR 08P01; tabgres closes
+    // the connection instead, since PGlite's backend must never see one.
+    const malformed = malformedMessage(tag, body)
+    if (malformed !== null) return this.fatal({ code: SqlState.protocolViolation, message: malformed })
+    // A query that is not UTF-8 goes to PGlite as it came: its backend
+    // answers it as PostgreSQL does (22021).
+    const text = tag === 'Q' ? decodableQuery(body) : null
+    if (this.replication && text !== null && !this.release) {
       if (isReplicationCommand(text)) return this.replicationCommand(text)
-    }
-    if (!'QPBDECSHFdcf'.includes(tag)) {
-      return this.fatal({ code: SqlState.protocolViolation, message: `invalid frontend message type ${tag.charCodeAt(0)}` })
     }
     if (this.replication && tag !== 'Q') {
       // A walsender takes only simple queries.
       return this.fatal({ code: SqlState.protocolViolation, message: 'extended query protocol not supported in a replication connection' })
     }
-    if (tag === 'Q') {
-      const copy = COPY_FROM_STDIN.exec(queryText(body))
+    // After an extended-query error the backend ignores everything up to Sync,
+    // a COPY included: it goes to PGlite to be ignored, not started here.
+    if (text !== null && !this.awaitingSync) {
+      const copy = COPY_FROM_STDIN.exec(text)
       if (copy) return this.beginCopyIn(copy[1], copy[2])
     }
-    const forwarded = this.names.rewrite(tag, body) ?? bytes
-    await this.forward(forwarded)
+    await this.forward(this.rewriteNames(tag, body) ?? bytes)
   }
+
+  /**
+   * Statement and portal names made per session. A message whose names do not
+   * even parse goes to PGlite unchanged: its backend fails on the same field
+   * with PostgreSQL's error (08P01 or 22021), before any name is used.
+   */
+  private rewriteNames(tag: string, body: Uint8Array): Uint8Array | null {
+    try {
+      return this.names.rewrite(tag, body)
+    } catch (e) {
+      if (e instanceof ProtocolError) return null
+      throw e
+    }
+  }
+
+  /** An extended-query message failed: the backend ignores all but Sync. */
+  private awaitingSync = false
 
   private copyTarget: { target: string; options: string; chunks: Uint8Array[] } | null = null
 
@@ -289,6 +319,8 @@ export class ServerSession {
       this.release = await acquire(db)
       await this.restoreSettings()
     }
+    const before = await this.endExtended()
+    if (before?.length) await this.afterRun(before)
     this.copyTarget = { target, options, chunks: [] }
     this.state = 'copy-in'
     // CopyInResponse: overall format (binary if asked), no per-column formats.
@@ -347,6 +379,8 @@ export class ServerSession {
       await this.restoreSettings()
     }
     if (!this.dirty && SETTING_WORDS.test(latin1.decode(bytes.subarray(5)))) this.dirty = true
+    const before = bytes[0] === 0x51 ? await this.endExtended() : null
+    if ('PBDECH'.includes(String.fromCharCode(bytes[0]))) this.extendedOpen = true
     let out: Uint8Array
     try {
       out = await db.runExclusive(() => db.execProtocolRaw(bytes, { syncToFs: false }))
@@ -354,7 +388,26 @@ export class ServerSession {
       // PGlite itself failed (not an SQL error, which comes back as ErrorResponse).
       out = concatBytes([errorResponse(toPgError(e)), readyForQuery(db.isInTransaction() ? 'E' : 'I')])
     }
-    await this.afterRun(out)
+    await this.afterRun(before ? concatBytes([before, out]) : out)
+  }
+
+  /** Extended-query messages went to the backend since its last ReadyForQuery. */
+  private extendedOpen = false
+
+  /**
+   * A simple Query in the middle of an extended-query sequence: PostgreSQL
+   * runs it in that sequence's implicit transaction and commits both, but
+   * PGlite loses track (its ReadyForQuery says 'T', the insert is lost and
+   * the next statement fails with XX000 "unexpected state STARTED"). A Sync
+   * first does what PostgreSQL does; its ReadyForQuery is dropped, as the
+   * client never asked for it. Returns what the Sync produced.
+   */
+  private async endExtended(): Promise<Uint8Array | null> {
+    if (!this.extendedOpen || this.awaitingSync) return null
+    this.extendedOpen = false
+    const db = this.engine.db
+    const out = await db.runExclusive(() => db.execProtocolRaw(SYNC, { syncToFs: false }))
+    return out.subarray(0, out.length - 6) // its ReadyForQuery is last
   }
 
   /** Send a backend reply; let go of the database once it says idle. */
@@ -364,6 +417,8 @@ export class ServerSession {
     out = filtered.bytes
     if (filtered.commits > 0) signalCommit(db)
     const status = lastReadyStatus(out)
+    if (status !== null) this.awaitingSync = this.extendedOpen = false
+    else if (hasErrorResponse(out)) this.awaitingSync = true
     if (status === 'I') {
       await this.saveSettings()
       const release = this.release
@@ -428,15 +483,27 @@ export class ServerSession {
     const writer = {
       write: (b: Uint8Array) => {
         if (b[0] === 0x45) failed = true
-        this.conn.send(b)
+        // A client that hung up while the stream started gets nothing more.
+        if (this.state !== 'closed') this.conn.send(b)
       },
       drain: () => this.conn.drain?.(),
     }
+    let started!: (s: ReplicationSession | null) => void
+    this.streamStarted = new Promise((r) => (started = r))
     const done = handleStartReplication(text, writer, db, {
       mode: 'postgres',
       durability: this.engine.durability,
-      onSession: (s) => (this.stream = s),
+      onSession: (s) => {
+        this.stream = s
+        // The client hung up while the stream was starting: nothing will stop it later.
+        if (this.state === 'closed') s.stop()
+        started(s)
+      },
     })
+    void done.then(
+      () => started(null),
+      () => started(null),
+    )
     // Streaming continues in the background; client CopyData/CopyDone arrive through copyBoth().
     this.streamDone = done.then(
       () => this.afterStream(false),
@@ -459,6 +526,14 @@ export class ServerSession {
 
   private async copyBoth(m: FrontendMessage): Promise<void> {
     if (m.kind !== 'message') return this.fatal({ code: SqlState.protocolViolation, message: 'unexpected start-up packet' })
+    if (m.tag === 'X') return this.message('X', m.bytes, m.body)
+    // Messages pipelined behind START_REPLICATION can arrive before the stream
+    // has started: they are the stream's, so wait for it.
+    if (!this.stream && !(await this.streamStarted)) {
+      // It failed to start: the session is ready again and takes the message there.
+      await this.streamDone
+      return this.handle(m)
+    }
     if (m.tag === 'd') {
       try {
         this.stream?.receive(m.body)
@@ -473,7 +548,6 @@ export class ServerSession {
       await this.streamDone
       return
     }
-    if (m.tag === 'X') return this.message('X', m.bytes, m.body)
     return this.fatal({ code: SqlState.protocolViolation, message: `unexpected message type 0x${m.tag.charCodeAt(0).toString(16)} during COPY from stdin` })
   }
 
@@ -547,6 +621,8 @@ function acquire(db: PGlite): Promise<() => void> {
   })
 }
 
+const SYNC = new Uint8Array([0x53, 0, 0, 0, 4])
+
 /** A simple Query message. */
 function query(sql: string): Uint8Array {
   const text = utf8.encode(sql)
@@ -555,6 +631,30 @@ function query(sql: string): Uint8Array {
   new DataView(out.buffer).setInt32(1, text.length + 5)
   out.set(text, 5)
   return out
+}
+
+/** The query string of a Query message, or null when it is not NUL-terminated UTF-8. */
+function decodableQuery(body: Uint8Array): string | null {
+  try {
+    return queryText(body)
+  } catch {
+    return null
+  }
+}
+
+/** What ends a session that failed unexpectedly: a malformed message is a protocol violation. */
+function sessionError(e: unknown): PgErrorFields {
+  if (e instanceof ProtocolError) return { code: SqlState.protocolViolation, message: e.message }
+  return toPgError(e).toFields()
+}
+
+/** True when a backend byte stream carries an ErrorResponse. */
+function hasErrorResponse(out: Uint8Array): boolean {
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
+  for (let off = 0; off + 5 <= out.length; off += 1 + view.getInt32(off + 1)) {
+    if (out[off] === 0x45) return true
+  }
+  return false
 }
 
 /** The status of the last ReadyForQuery in a backend byte stream, or null. */
