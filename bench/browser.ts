@@ -83,7 +83,7 @@ function report(r: BenchResults) {
   console.table({
     'durable inserts/s, tabgres group commit': {
       value: f(gc.tabgres.perSecond, 1),
-      note: `${gc.tabgres.inserts} of ${gc.tabgres.planned} inserts in budget, ${gc.tabgres.inFlight} in flight, ${gc.tabgres.flushes} flushes`,
+      note: `${gc.tabgres.inserts} of ${gc.tabgres.planned} inserts in budget, ${gc.tabgres.inFlight} in flight, ${gc.tabgres.flushes} flushes, ${gc.tabgres.kibPerFlush.toFixed(0)} KiB in ${gc.tabgres.recordsPerFlush.toFixed(1)} files each`,
     },
     'durable inserts/s, bare PGlite idb://': { value: f(gc.pglite.perSecond, 1), note: `${gc.pglite.inserts} inserts, each awaited` },
     'group commit vs PGlite (x)': { value: f(insertRatio, 1), note: 'target >= 100' },

@@ -61,7 +61,7 @@ export interface BenchResults {
   }
   groupCommit: {
     /** planned: inserts asked for; inserts: completed within the time budget. */
-    tabgres: { planned: number; inserts: number; inFlight: number; ms: number; perSecond: number; flushes: number }
+    tabgres: { planned: number; inserts: number; inFlight: number; ms: number; perSecond: number; flushes: number; recordsPerFlush: number; kibPerFlush: number }
     /** bootMs: PGlite.create on a new idb:// name (initdb) plus CREATE TABLE, for comparison with boot. */
     pglite: { inserts: number; ms: number; perSecond: number; bootMs: number }
   }
@@ -253,7 +253,7 @@ async function streamThroughput(rows: number, runs: number): Promise<BenchResult
 async function tabgresInserts(planned: number, inFlight: number, budgetMs: number): Promise<BenchResults['groupCommit']['tabgres']> {
   const db = await openDatabase(fresh('group_commit'))
   await db.exec(TABLE)
-  const flushes0 = (await db.stats()).flushes
+  const stats0 = await db.stats()
   let next = 0
   const t0 = performance.now()
   // Each writer issues its next insert when the previous one is durable.
@@ -266,11 +266,16 @@ async function tabgresInserts(planned: number, inFlight: number, budgetMs: numbe
   await Promise.all(Array.from({ length: inFlight }, writer))
   const ms = performance.now() - t0
   const inserts = next
-  const flushes = (await db.stats()).flushes - flushes0
+  const stats = await db.stats()
+  const flushes = stats.flushes - stats0.flushes
+  // What the flushes wrote to IndexedDB, per flush.
+  const written = stats.storage.flushes - stats0.storage.flushes || 1
+  const recordsPerFlush = (stats.storage.records - stats0.storage.records) / written
+  const kibPerFlush = (stats.storage.bytes - stats0.storage.bytes) / written / 1024
   const n = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM items')).rows[0].n
   if (n !== inserts) throw new Error(`expected ${inserts} rows, found ${n}`)
   await db.close()
-  return { planned, inserts, inFlight, ms, perSecond: inserts / (ms / 1000), flushes }
+  return { planned, inserts, inFlight, ms, perSecond: inserts / (ms / 1000), flushes, recordsPerFlush, kibPerFlush }
 }
 
 /** The same inserts through a bare PGlite on idb:// in its own worker. */
@@ -300,7 +305,7 @@ window.runBench = async ({ quick }: BenchOptions): Promise<BenchResults> => {
   const streamed = await streamThroughput(10_000, quick ? 1 : 3)
 
   const tabgres = await tabgresInserts(quick ? 500 : 2000, 64, limits.insertsMs)
-  log(`group commit: ${tabgres.inserts} inserts, ${tabgres.perSecond.toFixed(0)}/s, ${tabgres.flushes} flushes`)
+  log(`group commit: ${tabgres.inserts} inserts, ${tabgres.perSecond.toFixed(0)}/s, ${tabgres.flushes} flushes, ${tabgres.recordsPerFlush.toFixed(1)} files and ${tabgres.kibPerFlush.toFixed(0)} KiB written per flush`)
   const pglite = await pgliteInserts(quick ? 20 : 50)
   log(`bare PGlite idb: ${pglite.perSecond.toFixed(1)} inserts/s`)
 

@@ -296,6 +296,7 @@ export function makeApi() {
       const e = current()
       return {
         flushes: e.commits.flushes,
+        storage: { ...e.storage },
         durableLsn: formatLsn(positionLsn(e.commits.position())),
         streams: [...streams.values()].map((w) => ({ ...w.posted, buffered: w.buffered })),
         boot: e.boot,
