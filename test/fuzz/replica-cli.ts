@@ -22,7 +22,7 @@ try {
   const r = await runReplicaFuzz({ seed, ops, checkpointEvery, log: (line) => console.log(line) })
   console.log(
     `ok: seed ${r.seed}, ${r.ops} statements in ${r.transactions} transactions (${r.rolledBack} rolled back), ` +
-      `${r.tables} tables, ${r.messages} pgoutput messages applied ${JSON.stringify(r.seen)}, ${r.checkpoints} comparisons, ` +
+      `${r.tables} tables, ${r.messages} pgoutput messages applied ${JSON.stringify(r.seen)}, ${r.checkpoints} comparisons, ${r.restarts} reconnects, ` +
       `${r.changeLogRows} change-log rows left after the last ack, ${(r.ms / 1000).toFixed(1)} s ` +
       `(waiting for the replica ${(r.catchUpMs / 1000).toFixed(1)} s, comparing ${(r.compareMs / 1000).toFixed(1)} s)`,
   )

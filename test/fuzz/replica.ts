@@ -232,6 +232,8 @@ export class Workload {
   readonly tables: Table[] = initialTables()
   private nextId = 1
   private nextName = 1
+  private transactions = 0
+  private bulked = false
 
   constructor(seed: number) {
     this.r = new Rand(prng(seed))
@@ -277,9 +279,13 @@ export class Workload {
       sets.push(r.chance(0.5) ? `${q(c.name)} = ${q(c.name)}` : `${q(c.name)} = ${value(r, c)}`)
     }
     if (r.chance(0.2) && t.key) {
-      // Several rows at once; -id never collides (fresh ids are positive and never reused).
-      if (r.chance(0.3)) return `UPDATE ${t.sql} SET ${q(t.key)} = -${q(t.key)} WHERE ${q(t.key)} > 0 AND ${q(t.key)} % 7 = ${r.int(0, 6)}`
-      return `UPDATE ${t.sql} SET ${sets.filter((s) => !s.startsWith(q(t.key!) + ' ')).join(', ') || `${q(t.key)} = ${q(t.key)}`} WHERE ${q(t.key)} % 5 = ${r.int(0, 4)}`
+      // Several rows at once (a bounded number, so the run's size stays linear);
+      // -id never collides (fresh ids are positive and never reused).
+      const key = q(t.key)
+      const some = (cond: string) => `${key} IN (SELECT ${key} FROM ${t.sql} WHERE ${cond} ORDER BY ${key} LIMIT ${r.int(2, 40)})`
+      if (r.chance(0.3)) return `UPDATE ${t.sql} SET ${key} = -${key} WHERE ${some(`${key} > 0 AND ${key} % 7 = ${r.int(0, 6)}`)}`
+      const nonKey = sets.filter((s) => !s.startsWith(key + ' ')).join(', ') || `${key} = ${key}`
+      return `UPDATE ${t.sql} SET ${nonKey} WHERE ${some(`${key} % 5 = ${r.int(0, 4)}`)}`
     }
     if (r.chance(0.2) && !t.key && t.columns.some((c) => c.name === 'a' && (c.type === 'int' || c.type === 'smallint'))) {
       // Identical rows under REPLICA IDENTITY FULL: each is matched by value.
@@ -298,12 +304,14 @@ export class Workload {
   /** A row statement on a random table (updates and deletes only where the table has a replica identity). */
   private dml(): string {
     const r = this.r
-    if (r.chance(0.0005)) {
+    // Once in every run that reaches 1,000 transactions, then now and then.
+    if ((!this.bulked && this.transactions >= 1000) || r.chance(0.00015)) {
+      this.bulked = true
       // One transaction larger than the walsender's batch (2,000 changes): it
       // streams across several reads of the change log.
       const from = this.nextId
-      this.nextId += 2100
-      return `INSERT INTO public.kv (id) SELECT g FROM generate_series(${from}, ${this.nextId - 1}) g`
+      this.nextId += 2001
+      return `INSERT INTO ${this.tables[0].sql} (id) SELECT g FROM generate_series(${from}, ${this.nextId - 1}) g`
     }
     for (;;) {
       const t = r.pick(this.tables)
@@ -356,7 +364,21 @@ export class Workload {
       apply.push(() => ((c.type = 'text'), (c.gen = undefined)))
       return `ALTER TABLE ${t.sql} ALTER COLUMN ${q(c.name)} TYPE text`
     }
-    if (k < 0.8 && t.key) {
+    if (k < 0.75 && t.sql.startsWith('public.')) {
+      // Renamed (or moved to the other schema), then written: the next Relation carries the new name.
+      const n = this.nextName++
+      const renamed = r.chance(0.5) ? `public.${q(`renamed ${n} ✓`)}` : `${q('Odd "Schema" ✓')}.${q(`moved ${n}`)}`
+      const alter = renamed.startsWith('public.')
+        ? `ALTER TABLE ${t.sql} RENAME TO ${renamed.slice('public.'.length)}`
+        : `ALTER TABLE ${t.sql} RENAME TO ${q(`moved ${n}`)}; ALTER TABLE public.${q(`moved ${n}`)} SET SCHEMA ${q('Odd "Schema" ✓')}`
+      apply.push(() => (t.sql = renamed))
+      const before = t.sql
+      t.sql = renamed
+      const insert = this.insert(t)
+      t.sql = before
+      return `${alter}; ${insert}`
+    }
+    if (k < 0.85 && t.key) {
       const full = !t.full
       apply.push(() => (t.full = full))
       return `ALTER TABLE ${t.sql} REPLICA IDENTITY ${full ? 'FULL' : 'DEFAULT'}`
@@ -366,7 +388,7 @@ export class Workload {
       sql: r.chance(0.3) ? `${q('Odd "Schema" ✓')}.${q(`new ${n} "✓"`)}` : `public.${q(`t_new_${n}`)}`,
       key: r.chance(0.7) ? 'id' : null,
       key2: null,
-      columns: Array.from({ length: r.int(1, 4) }, (_, i) => ({ name: `c${i}`, type: r.pick(TYPE_NAMES) })),
+      columns: Array.from({ length: r.int(1, 4) }, (_, i) => ({ name: `f${i}`, type: r.pick(TYPE_NAMES) })),
       full: false,
     }
     fresh.full = fresh.key === null ? r.chance(0.7) : r.chance(0.3)
@@ -382,6 +404,7 @@ export class Workload {
    */
   next(): Step {
     const r = this.r
+    this.transactions++
     if (r.chance(0.012)) return { statements: [this.ddl(true)], commit: true }
     const n = r.chance(0.35) ? r.int(2, 6) : 1
     const commit = n === 1 || !r.chance(0.08)
@@ -410,6 +433,11 @@ export interface FuzzOptions {
   checkpointEvery?: number
   /** Acknowledge the applied position every this many transactions. */
   ackEvery?: number
+  /**
+   * Reconnect the stream after one transaction in this many, on average, at
+   * whatever point the stream has reached (maybe inside a transaction); 0: never.
+   */
+  restartEvery?: number
   log?: (line: string) => void
 }
 
@@ -420,6 +448,7 @@ export interface FuzzResult {
   rolledBack: number
   tables: number
   checkpoints: number
+  restarts: number
   /** pgoutput messages the replica applied. */
   messages: number
   /** Messages by tag, old tuples by kind ('K' key, 'O' full row), 'u' unchanged TOAST values. */
@@ -453,6 +482,10 @@ export async function runReplicaFuzz(opts: FuzzOptions): Promise<FuzzResult> {
   const { seed } = opts
   const checkpointEvery = opts.checkpointEvery ?? 2500
   const ackEvery = opts.ackEvery ?? 25
+  const restartEvery = opts.restartEvery ?? 300
+  // Its own sequence, so the workload is the same with or without restarts.
+  const restartRand = prng(seed ^ 0x5bd1e995)
+  let restarts = 0
   const work = new Workload(seed)
   const primary = new PGlite()
   const replica = new PGlite()
@@ -508,6 +541,10 @@ export async function runReplicaFuzz(opts: FuzzOptions): Promise<FuzzResult> {
       transactions++
       if (!step.commit) rolledBack++
       if (transactions % ackEvery === 0) stream.ack()
+      if (restartEvery > 0 && restartRand() * restartEvery < 1) {
+        await stream.restart()
+        restarts++
+      }
       if (ops >= nextCheckpoint) {
         nextCheckpoint += checkpointEvery
         await check(`at checkpoint ${checkpoints + 1}`)
@@ -528,6 +565,7 @@ export async function runReplicaFuzz(opts: FuzzOptions): Promise<FuzzResult> {
       rolledBack,
       tables: work.tables.length,
       checkpoints,
+      restarts,
       messages,
       seen,
       changeLogRows: left.rows[0].n,

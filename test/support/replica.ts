@@ -91,6 +91,17 @@ export class StreamedReplica {
     this.seen[kind] = (this.seen[kind] ?? 0) + 1
   }
 
+  /**
+   * Reconnects as a subscriber does after losing its connection: a transaction
+   * cut short is rolled back, and the new stream starts at the replica's own
+   * position (its last applied commit), so nothing is applied twice.
+   */
+  async restart(): Promise<void> {
+    await this.stop()
+    await this.applier.reset()
+    await this.start(this.applier.lastCommit?.endLsn ?? 0n)
+  }
+
   private send(flushed: Lsn, replyRequested: boolean): void {
     this.session?.receive(encodeFrame({ tag: 'r', written: flushed, flushed, applied: flushed, clock: 0n, replyRequested }))
   }

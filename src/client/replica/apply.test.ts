@@ -272,6 +272,24 @@ describe('replica applier', () => {
     expect((await replica.query(`SELECT to_regclass('never') AS r`)).rows).toEqual([{ r: null }])
   })
 
+  it('a table renamed while the stream was down is renamed on the replica, not created again (found by the fuzz with reconnects)', async () => {
+    const applier = new ReplicaApplier(scratch)
+    const named = (name: string) => rel(16600, name, [['id', 23, 1]])
+    for (const m of [B(1), named('before'), ins(16600, '1'), C(1)]) await applier.apply(m)
+    await applier.reset()
+    for (const m of [B(2), named('after'), ins(16600, '2'), C(2)]) await applier.apply(m)
+    // A rename in a transaction that never committed is forgotten with it.
+    await applier.reset()
+    for (const m of [B(3), named('never'), ins(16600, '3')]) await applier.apply(m)
+    await applier.reset()
+    for (const m of [B(4), named('last'), ins(16600, '4'), C(4)]) await applier.apply(m)
+    const { rows } = await scratch.query<{ t: string | null }>(
+      `SELECT to_regclass('before')::text AS t UNION ALL SELECT to_regclass('after')::text UNION ALL SELECT to_regclass('never')::text`,
+    )
+    expect(rows).toEqual([{ t: null }, { t: null }, { t: null }])
+    expect((await scratch.query('SELECT id FROM last ORDER BY id')).rows).toEqual([{ id: 1 }, { id: 2 }, { id: 4 }])
+  })
+
   it('rejects protocol misuse: a second Begin, a row change before its Relation, binary tuples', async () => {
     // Each failure rolls its transaction back, which frees the target for the next.
     const a = new ReplicaApplier(scratch)

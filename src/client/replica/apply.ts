@@ -78,7 +78,16 @@ const cell = (c: TupleColumn): Cell => {
 }
 
 export class ReplicaApplier {
+  /** Relations described by the current stream (cleared by reset()). */
   private readonly relations = new Map<number, Relation>()
+  /**
+   * The last Relation of each OID that a committed transaction applied: where
+   * its table is on the target. It outlives reset(), so a table renamed on the
+   * primary while the stream was down is renamed here, not created anew.
+   */
+  private readonly committed = new Map<number, RelationMessage>()
+  /** Relations applied by the open transaction: committed with it, or forgotten. */
+  private readonly pending = new Map<number, RelationMessage>()
   private readonly types = new Map<number, TypeMessage>()
   private open: Open | null = null
   private tail: Promise<unknown> = Promise.resolve()
@@ -121,8 +130,9 @@ export class ReplicaApplier {
 
   /**
    * Rolls back a transaction left open (its stream ended before Commit) and
-   * forgets relations and failures: call it before applying a new stream,
-   * which sends its Relation messages again.
+   * forgets the stream's relations and any failure: call it before applying
+   * a new stream, which sends its Relation messages again. Where each
+   * relation's table is (by OID) is kept, for renames.
    */
   reset(): Promise<void> {
     const run = this.tail.then(async () => {
@@ -130,6 +140,7 @@ export class ReplicaApplier {
       this.open = null
       this.failure = null
       this.relations.clear()
+      this.pending.clear()
       this.types.clear()
       if (open) await open.end(false)
     })
@@ -147,6 +158,7 @@ export class ReplicaApplier {
       this.failure = e
       const open = this.open
       this.open = null
+      this.pending.clear()
       // The target's error is what the caller needs; a failed rollback after it adds nothing.
       if (open) await open.end(false)
       throw e
@@ -165,6 +177,8 @@ export class ReplicaApplier {
         this.open = null
         const failed = await open.end(true)
         if (failed !== undefined) throw failed
+        for (const [oid, r] of this.pending) this.committed.set(oid, r)
+        this.pending.clear()
         this.last = { xid: open.xid, commitLsn: m.commitLsn, endLsn: m.endLsn }
         this.count++
         return this.last
@@ -177,8 +191,10 @@ export class ReplicaApplier {
         if (prev && sameRelation(prev.message, m)) return null
         // Outside a transaction (a copy, a test) the DDL autocommits.
         const s = this.open?.session ?? this.target
-        const columns = await syncRelation(s, m, prev?.message, this.types)
+        const previous = prev?.message ?? this.committed.get(m.relationOid)
+        const columns = await syncRelation(s, m, previous, this.types)
         this.relations.set(m.relationOid, { message: m, table: qualified(m.namespace, m.relation), columns })
+        ;(this.open ? this.pending : this.committed).set(m.relationOid, m)
         return null
       }
       case 'I': {
