@@ -13,6 +13,28 @@ type Token =
   | { kind: 'lsn'; lsn: Lsn; text: string; pos: number }
   | { kind: 'punct'; text: '(' | ')' | ',' | ';'; pos: number }
 
+/** NAMEDATALEN - 1: the longest identifier in bytes. */
+const MAX_IDENTIFIER_BYTES = 63
+
+/**
+ * PostgreSQL's truncate_identifier: the replication scanner cuts every
+ * identifier, quoted or not, to 63 bytes on a character boundary, so
+ * `CREATE_REPLICATION_SLOT <70 letters>` creates the 63-letter slot.
+ * (PostgreSQL also sends a NOTICE 42622 about it; tabgres does not.)
+ */
+export function truncateIdentifier(s: string): string {
+  let bytes = 0
+  let end = 0
+  for (const ch of s) {
+    const cp = ch.codePointAt(0)!
+    const n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4
+    if (bytes + n > MAX_IDENTIFIER_BYTES) return s.slice(0, end)
+    bytes += n
+    end += ch.length
+  }
+  return s
+}
+
 /** PostgreSQL's downcase_identifier in a UTF-8 database folds ASCII A-Z only. */
 export function foldIdentifier(s: string): string {
   return s.replace(/[A-Z]+/g, (m) => m.toLowerCase())
@@ -149,8 +171,7 @@ class Parser {
   /** An identifier: unquoted (folded to lower case) or "quoted" (kept exactly). */
   identifier(): string {
     const t = this.next()
-    if (t.kind === 'word') return t.text
-    if (t.kind === 'ident') return t.text
+    if (t.kind === 'word' || t.kind === 'ident') return truncateIdentifier(t.text)
     throw this.unexpected(t)
   }
 

@@ -21,7 +21,7 @@ import { idle, literal } from './exclusive'
 import { positionLsn } from './positions'
 import { ReplicationSession, type DurabilityGate, type ReplicationWriter, type StreamOptions } from './session'
 import { readPosition } from './reader'
-import { deleteSlot, insertSlot, isSlotActive, readSlot, slotInUse, slotReleased, unknownSlot, validateSlotName } from './slots'
+import { deleteSlot, insertSlot, isSlotActive, readSlot, slotInUse, slotReleased, unknownSlot } from './slots'
 import { schedulePrune } from './prune'
 import { parseStartOptions } from './start-options'
 
@@ -115,7 +115,6 @@ async function runCommand(cmd: ReplicationCommand, db: PGlite, mode: Compatibili
         if (!cmd.wait) throw slotInUse(cmd.slot)
         await slotReleased(db, cmd.slot)
       }
-      validateSlotName(cmd.slot)
       const dropped = await idle(db, (s) => deleteSlot(s, cmd.slot), true)
       if (!dropped) throw unknownSlot(cmd.slot)
       // The dropped slot may have held the pruning horizon back.

@@ -58,8 +58,8 @@ export function slotInUse(name: string): PgError {
 /** A stable stand-in for a backend PID: PGlite has one backend. */
 export const process_id = 1
 
+/** A slot by name; any name (PostgreSQL validates names only when creating: others are 42704). */
 export async function readSlot(s: IdleSession, name: string): Promise<Slot | null> {
-  validateSlotName(name)
   const rows = await s.query(
     `SELECT slot_name, plugin, temporary, confirmed_flush_lsn, restart_lsn FROM _tabgres.slots WHERE slot_name = ${literal(name)}`,
   )
