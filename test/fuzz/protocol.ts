@@ -10,6 +10,7 @@
 // new slot. Cases derive from (seed, index), so one failing case reproduces.
 //
 // CLI: npm run fuzz:protocol -- --cases 100000 [--seed S] [--case I (replay one case)]
+// FUZZ_TRACE=1 prints every case before it runs (for a case that kills the process).
 
 import { PGlite } from '@electric-sql/pglite'
 import { pathToFileURL } from 'node:url'
