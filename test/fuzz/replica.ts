@@ -99,6 +99,18 @@ export const TYPES: Record<string, (r: Rand) => string> = {
   // Non-built-in types (a Type message each): the replica keeps them as text.
   mood: (r) => lit(r.pick(['sad', 'ok', 'happy "quoted"'])),
   posint: (r) => String(r.int(0, 1000)),
+  // A composite: its text output nests quoted fields inside the captured row.
+  pair: (r) => `ROW(${r.chance(0.2) ? 'NULL' : lit(cut(text(r), 12))}, ${r.int(-5, 5)})::pair`,
+  'pair[]': (r) => `ARRAY[${Array.from({ length: r.int(1, 3) }, () => `ROW(${lit(cut(text(r), 6))}, ${r.int(0, 9)})`).join(', ')}]::pair[]`,
+  int4range: (r) => lit(r.pick(['empty', `[${r.int(-9, 0)},${r.int(1, 9)})`, `(,${r.int(0, 9)}]`])) + '::int4range',
+  inet: (r) => lit(r.pick(['10.0.0.1', '192.168.0.0/16', '::1', '2001:db8::/32'])) + '::inet',
+  point: (r) => lit(`(${r.int(-9, 9)},${r.next().toFixed(3)})`) + '::point',
+  tsvector: (r) => `to_tsvector('simple', ${lit(cut(text(r), 15) + ' word')})`,
+  'varbit(8)': (r) => `B'${r.int(0, 255).toString(2)}'`,
+  'char(3)': (r) => lit(cut(text(r), 3)),
+  timetz: (r) => lit(`${r.int(0, 23)}:${r.int(10, 59)}:${r.int(10, 59)}${r.pick(['+00', '-05:30', '+14'])}`) + '::timetz',
+  real: (r) => lit(r.pick(['1.5', '-0', 'NaN', '3.4028235e38', String(r.next())])) + '::real',
+  'int[][]': (r) => lit(r.pick(['{{1,2},{3,4}}', '{{NULL,1}}', '{}', '[0:1]={7,8}'])) + '::int[]',
 }
 /** Generators for a column of a declared type that want a narrower set of values. */
 const NARROW: Record<string, (r: Rand) => string> = {
@@ -135,7 +147,7 @@ const q = (s: string): string => `"${s.replace(/"/g, '""')}"`
 const HOSTILE_NAMES = ['a"b', 'x; DROP TABLE t; --', 'Ünïcödé ✓', 'space d', "it's", 'back\\slash', 'select', '日本']
 
 function initialTables(): Table[] {
-  const kv = ['t text', 'n numeric', 'b bool', 'ts timestamptz', 'j jsonb', 'raw bytea', 'arr int[]', 'tags text[]', 'u uuid', 'big bigint', 'f float8']
+  const kv = ['t text', 'n numeric', 'b bool', 'ts timestamptz', 'j jsonb', 'raw bytea', 'arr int[]', 'tags text[]', 'u uuid', 'big bigint', 'f float8', 'p pair', 'r int4range', 'ip inet']
   return [
     {
       sql: 'public.kv',
@@ -164,6 +176,8 @@ function initialTables(): Table[] {
         { name: 's', type: 'text' },
         { name: 'j', type: 'json' },
         { name: 'n', type: 'numeric' },
+        { name: 'pt', type: 'point' },
+        { name: 'pa', type: 'pair[]' },
       ],
       full: true,
     },
@@ -175,6 +189,12 @@ function initialTables(): Table[] {
         { name: 'iv', type: 'interval' },
         { name: 'x', type: 'numeric(12,3)' },
         { name: 'doc', type: 'text' },
+        { name: 'tv', type: 'tsvector' },
+        { name: 'bits', type: 'varbit(8)' },
+        { name: 'ch', type: 'char(3)' },
+        { name: 'tz', type: 'timetz' },
+        { name: 're', type: 'real' },
+        { name: 'm', type: 'int[][]' },
       ],
       full: true,
     },
@@ -243,7 +263,7 @@ export class Workload {
   setupSql(): string {
     return (
       `CREATE SCHEMA ${q('Odd "Schema" ✓')}; CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy "quoted"'); ` +
-      `CREATE DOMAIN posint AS int CHECK (VALUE >= 0); ` +
+      `CREATE DOMAIN posint AS int CHECK (VALUE >= 0); CREATE TYPE pair AS (s text, n int); ` +
       this.tables.map(createSql).join(' ')
     )
   }
