@@ -40,4 +40,13 @@ describe('found by the replica fuzz', () => {
     expect(await compareDatabases(primary, replica)).toBeNull()
     expect((await replica.query('SELECT id, x, tg_relid FROM amb')).rows).toEqual([{ id: 1, x: 11, tg_relid: 'changed' }])
   })
+
+  it('a table or column whose name contains $b$ can be created and streams (it closed the capture function\'s dollar quote and the rest of the name ran as SQL)', async () => {
+    // Was: CREATE TABLE failed with a syntax error raised from the event trigger.
+    await primary.exec(`CREATE TABLE "dollar $b$ t" (id int PRIMARY KEY, "a$b$c" text, "q$b$; SELECT 1; --" int)`)
+    await primary.exec(`INSERT INTO "dollar $b$ t" VALUES (1, '$b$', 1), (2, NULL, 2); UPDATE "dollar $b$ t" SET "a$b$c" = 'x' WHERE id = 2; DELETE FROM "dollar $b$ t" WHERE id = 1`)
+    await stream.catchUp()
+    expect(await compareDatabases(primary, replica)).toBeNull()
+    expect((await replica.query('SELECT * FROM "dollar $b$ t"')).rows).toEqual([{ id: 2, a$b$c: 'x', 'q$b$; SELECT 1; --': 2 }])
+  })
 })

@@ -191,28 +191,29 @@ BEGIN
   -- A zero-column row prints as "()": same as PostgreSQL's record output.
   IF rowexpr = 'ROW()::text' THEN rowexpr := $r$'()'$r$; END IF;
 
+  -- Each body goes in as a %L literal, not dollar-quoted: it holds user
+  -- identifiers, and a column named a$b$c closed a $b$ quote early (the rest
+  -- of the name then ran as SQL).
   -- INSERT and DELETE differ only in the transition table and the column they fill.
   FOR kind, op, target, source IN VALUES ('insert', 'I', 'new_row', '_tabgres_new'), ('delete', 'D', 'old_row', '_tabgres_old') LOOP
-    EXECUTE format($f$
-      CREATE OR REPLACE FUNCTION _tabgres.capture_%s_%s() RETURNS trigger LANGUAGE plpgsql AS $b$ %s
+    EXECUTE format('CREATE OR REPLACE FUNCTION _tabgres.capture_%s_%s() RETURNS trigger LANGUAGE plpgsql AS %L', kind, rel, format($f$ %s
         INSERT INTO _tabgres.changes (seq, xid, relid, op, %I)
           SELECT nextval('_tabgres.change_seq'), x, TG_RELID, %L, %s FROM %I r;
-      %s $b$ $f$, kind, rel, head, target, op, rowexpr, source, tail);
+      %s $f$, head, target, op, rowexpr, source, tail));
   END LOOP;
 
   -- Old and new transition rows are appended in lockstep, one pair per row;
   -- nextval runs after the sort (PostgreSQL evaluates volatile outputs above it).
-  EXECUTE format($f$
-    CREATE OR REPLACE FUNCTION _tabgres.capture_update_%s() RETURNS trigger LANGUAGE plpgsql AS $b$ %s
+  EXECUTE format('CREATE OR REPLACE FUNCTION _tabgres.capture_update_%s() RETURNS trigger LANGUAGE plpgsql AS %L', rel, format($f$ %s
       INSERT INTO _tabgres.changes (seq, xid, relid, op, new_row, old_row, toast_unchanged)
         SELECT nextval('_tabgres.change_seq'), x, TG_RELID, 'U', n.t, o.t, %s
           FROM (SELECT row_number() OVER () AS i, %s AS t %s FROM _tabgres_new r) n
           JOIN (SELECT row_number() OVER () AS i, %s AS t %s FROM _tabgres_old r) o USING (i)
          ORDER BY i;
-    %s $b$ $f$,
-    rel, head,
+    %s $f$,
+    head,
     CASE WHEN checks = '' THEN 'NULL::int2[]' ELSE format('array_remove(ARRAY[%s]::int2[], NULL)', checks) END,
-    rowexpr, chunks, rowexpr, chunks, tail);
+    rowexpr, chunks, rowexpr, chunks, tail));
 END $$;
 
 CREATE OR REPLACE FUNCTION _tabgres.capture_truncate() RETURNS trigger
