@@ -144,7 +144,8 @@ interface Table {
 
 const q = (s: string): string => `"${s.replace(/"/g, '""')}"`
 
-const HOSTILE_NAMES = ['a"b', 'x; DROP TABLE t; --', 'Ünïcödé ✓', 'space d', "it's", 'back\\slash', 'select', '日本']
+// The engine once choked on some of these (a$b$ closed a dollar quote).
+const HOSTILE_NAMES = ['a"b', 'x; DROP TABLE t; --', 'Ünïcödé ✓', 'space d', "it's", 'back\\slash', 'select', '日本', 'd$b$x', '%s %I %L', '$$']
 
 function initialTables(): Table[] {
   const kv = ['t text', 'n numeric', 'b bool', 'ts timestamptz', 'j jsonb', 'raw bytea', 'arr int[]', 'tags text[]', 'u uuid', 'big bigint', 'f float8', 'p pair', 'r int4range', 'ip inet']
