@@ -6,8 +6,7 @@
 
 import { PGlite } from '@electric-sql/pglite'
 import * as Comlink from 'comlink'
-import { formatLsn, ReplicationStream, type PgoutputMessage } from '../src/client'
-import { ReplicaApplier } from '../src/client/replica/apply'
+import { formatLsn, ReplicaApplier, ReplicationStream, type PgoutputMessage } from '../src/client'
 import { checksums, type TableRef } from './checksum'
 import type { Snapshot } from './snapshot'
 

@@ -14,6 +14,7 @@ import { ReplicationStream } from './stream'
 export { PgError } from '../shared/errors'
 export { decodePgoutput } from './pgoutput/decode'
 export { ReplicationStream, type StreamMessage } from './stream'
+export { ReplicaApplier, ReplicaApplyError, type AppliedCommit, type ApplierOptions, type ApplyTarget } from './replica/apply'
 export { formatLsn, parseLsn, type Lsn }
 export type { PgoutputMessage, RelationColumn, Tuple, TupleColumn } from '../shared/pgoutput'
 export { dateFromPgTimestamp } from '../shared/pgoutput'

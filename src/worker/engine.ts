@@ -9,6 +9,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { INSTALL_SQL } from './capture/schema.sql'
 import { SLOTS_SQL } from './capture/slots.sql'
 import { installChangeTracking } from './replication/change-tracker'
+import { stopPruning } from './replication/prune'
 import { GroupCommit } from './storage/group-commit'
 import { GroupCommitIdbFs, type FlushStats } from './storage/idb-fs'
 import { acquireNameLock, type OnLocked } from './storage/lock'
@@ -121,6 +122,8 @@ export async function openEngine(name: string, options: EngineOptions = {}): Pro
       close() {
         closing ??= (async () => {
           try {
+            // Nothing of the engine's may query PGlite once it closes (such a query never returns).
+            await stopPruning(db)
             await commits.durable()
             await db.close()
           } finally {

@@ -29,4 +29,13 @@ export class SerialRuns<T> {
     })
     return run
   }
+
+  /** Resolves when no run is running or queued (whatever their outcome). */
+  async settled(): Promise<void> {
+    for (;;) {
+      const pending = this.queued ?? this.running
+      if (!pending) return
+      await pending.catch(() => {})
+    }
+  }
 }

@@ -63,6 +63,19 @@ describe('persistence', () => {
     await again.close()
   })
 
+  it('close() right after a write finishes (a prune due after the commit used to query the closing PGlite, which never returned)', async () => {
+    for (let i = 0; i < 2; i++) {
+      const name = unique('close')
+      const db = await openDatabase(name)
+      await db.exec('CREATE TABLE t (v text)')
+      await db.query(`INSERT INTO t VALUES ('a')`)
+      await db.close()
+      const again = await openDatabase(name)
+      expect((await again.query('SELECT v FROM t')).rows).toEqual([{ v: 'a' }])
+      await again.close()
+    }
+  })
+
   it('data persists across a page reload (the document and its worker go away)', async () => {
     const name = unique('reload')
     const first = await inFrame(`

@@ -8,7 +8,7 @@
 
 import type { PGlite } from '@electric-sql/pglite'
 import { protocol } from '@electric-sql/pglite'
-import { toPgError } from '../../shared/errors'
+import { PgError, toPgError } from '../../shared/errors'
 
 export const BUSY = Symbol('transaction in progress')
 
@@ -30,6 +30,13 @@ interface Message {
  * transaction status. The caller must hold PGlite's query lock (runExclusive).
  */
 export async function run(db: PGlite, sql: string, sync: boolean): Promise<{ sets: Rows[]; status: string }> {
+  // execProtocol does not check, and a query sent into a closing PGlite
+  // never returns (its backend has shut down): the engine's own queries
+  // (reader, pruning, group commit) stop here instead.
+  if (!db.ready) {
+    await db.waitReady // not started yet: fine, wait for it
+    if (!db.ready) throw new PgError({ code: '57P01', message: 'the database is closing' }) // admin_shutdown
+  }
   let result
   try {
     result = await db.execProtocol(protocol.serialize.query(sql), { syncToFs: sync, throwOnError: true })

@@ -106,7 +106,7 @@ class Pruner {
 
   /** A prune nobody awaits: its error is kept for diagnostics, not thrown. */
   background(): void {
-    if (this.db.closed) return
+    if (this.stopped || !this.db.ready) return
     this.request().catch(() => {})
   }
 
@@ -119,11 +119,15 @@ class Pruner {
     }, COMMIT_PRUNE_DELAY_MS)
   }
 
-  stop(): void {
+  /** No more prunes; resolves once a running one has finished. */
+  stop(): Promise<void> {
+    this.stopped = true
     this.unsubscribe()
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
+    return this.runs.settled()
   }
+  private stopped = false
 }
 
 const pruners = new WeakMap<PGlite, Pruner>()
@@ -135,11 +139,21 @@ const pruners = new WeakMap<PGlite, Pruner>()
 export async function startPruning(db: PGlite, retention: Retention): Promise<void> {
   const existing = pruners.get(db)
   if (existing && existing.retention === retention) return
-  existing?.stop()
+  void existing?.stop()
   const p = new Pruner(db, retention)
   pruners.set(db, p)
   p.unsubscribe = await subscribeCommits(db, () => p.onCommit())
   p.background()
+}
+
+/**
+ * Stops pruning before the database closes and waits for a prune in
+ * progress: a query issued into a closing PGlite never returns.
+ */
+export async function stopPruning(db: PGlite): Promise<void> {
+  const p = pruners.get(db)
+  pruners.delete(db)
+  await p?.stop()
 }
 
 /** Prune now and resolve with what was removed (null when pruning was never started). */

@@ -13,7 +13,8 @@
 // changed since the last flush, in one IndexedDB transaction.
 //
 // Records keep IDBFS's format (key: absolute path; value: { timestamp, mode,
-// contents | link }), so the boot path is IDBFS's own, unchanged.
+// contents | link }), so loading is IDBFS's own, except that WAL segments are
+// stored in chunks (./chunks.ts) and joined again after loading.
 //
 // Tracking hooks the FS entry points every change goes through (Emscripten's
 // syscalls call them): write, msync, truncate, node creation, symlink,
@@ -22,6 +23,7 @@
 // create-then-unlink and rename chains need no bookkeeping.
 
 import { IdbFs, type PGlite } from '@electric-sql/pglite'
+import { CHUNK_SIZE, chunkKey, chunkRange, chunksCovering, isChunked, joinChunks, parseChunk } from './chunks'
 
 /** The parts of Emscripten's FS object used here (untyped in PGlite's typings). */
 interface EmNode {
@@ -34,6 +36,7 @@ interface EmNode {
 }
 interface EmStream {
   node: EmNode
+  position?: number
 }
 interface EmStat {
   mode: number
@@ -45,6 +48,11 @@ interface EmFS {
   lstat(path: string): EmStat
   readlink(path: string): string
   readdir(path: string): string[]
+  readFile(path: string): Uint8Array
+  writeFile(path: string, data: Uint8Array): void
+  unlink(path: string): void
+  chmod(path: string, mode: number): void
+  analyzePath(path: string): { exists: boolean }
   isDir(mode: number): boolean
   isFile(mode: number): boolean
   isLink(mode: number): boolean
@@ -70,7 +78,10 @@ export interface FlushStats {
 }
 
 export class GroupCommitIdbFs extends IdbFs {
+  /** Paths to write whole (or delete). */
   private readonly dirty = new Set<string>()
+  /** WAL segments changed in place: only these chunks to write. */
+  private readonly dirtyChunks = new Map<string, Set<number>>()
   private mod: EmModule | null = null
   private mountpoint: string | null = null
   readonly flushStats: FlushStats = { flushes: 0, records: 0, bytes: 0 }
@@ -83,13 +94,21 @@ export class GroupCommitIdbFs extends IdbFs {
     return result
   }
 
-  /** Loads the cluster from IndexedDB; what that wrote to memory is not a change. */
+  /**
+   * Loads the cluster from IndexedDB and joins the WAL segments' chunks;
+   * what that wrote to memory is not a change. Segments stored whole (by
+   * IDBFS, or before chunking existed) are rewritten as chunks at the next flush.
+   */
   override async initialSyncFs(): Promise<void> {
     await super.initialSyncFs()
-    const dbs = Object.keys(this.mod!.IDBFS.dbs)
+    const { FS, IDBFS } = this.mod!
+    const dbs = Object.keys(IDBFS.dbs)
     if (dbs.length !== 1) throw new Error(`expected one IDBFS mount, found ${dbs.length}`)
+    const whole = joinLoadedChunks(FS, `${dbs[0]}/pg_wal`)
     this.mountpoint = dbs[0]
     this.dirty.clear()
+    this.dirtyChunks.clear()
+    for (const p of whole) this.dirty.add(p)
   }
 
   /** Called by PGlite after each statement: deferred to the group commit. */
@@ -103,39 +122,59 @@ export class GroupCommitIdbFs extends IdbFs {
     return super.closeFs()
   }
 
-  /** Writes every path changed since the last flush to IndexedDB, in one transaction, and waits for it. */
+  /** Writes everything changed since the last flush to IndexedDB, in one transaction, and waits for it. */
   async flush(): Promise<void> {
-    if (this.dirty.size === 0) return
+    if (this.dirty.size === 0 && this.dirtyChunks.size === 0) return
     const { FS, IDBFS } = this.mod!
-    const paths = [...this.dirty].sort()
+    const whole = [...this.dirty].sort()
+    const partial = [...this.dirtyChunks].filter(([p]) => !this.dirty.has(p))
     this.dirty.clear()
+    this.dirtyChunks.clear()
     // Copied now, synchronously: the snapshot is of this moment (no statement runs).
-    const puts: [string, FsRecord][] = []
-    const deletes: string[] = []
+    const ops: ((store: IDBObjectStore) => void)[] = []
     let bytes = 0
-    for (const path of paths) {
+    const put = (key: string, rec: FsRecord) => {
+      ops.push((store) => store.put(rec, key))
+      bytes += rec.contents?.byteLength ?? 0
+    }
+    const putChunks = (path: string, rec: FsRecord, indexes: Iterable<number>) => {
+      const data = rec.contents!
+      for (const i of indexes) {
+        if (i * CHUNK_SIZE >= data.byteLength) continue
+        put(chunkKey(path, i), { ...rec, contents: data.slice(i * CHUNK_SIZE, (i + 1) * CHUNK_SIZE) })
+      }
+    }
+    for (const path of whole) {
       const rec = this.record(FS, path)
-      if (rec) {
-        puts.push([path, rec])
-        bytes += rec.contents?.byteLength ?? 0
-      } else deletes.push(path)
+      if (isChunked(path)) {
+        // Whole: no chunk of an earlier version may outlive it (nor a record stored unchunked).
+        ops.push((store) => store.delete(path), (store) => store.delete(chunkRange(path)))
+        if (rec?.contents) putChunks(path, rec, chunksCovering(0, rec.contents.byteLength))
+      } else if (rec) put(path, rec)
+      else ops.push((store) => store.delete(path))
+    }
+    for (const [path, indexes] of partial) {
+      const rec = this.record(FS, path)
+      if (rec?.contents) putChunks(path, rec, [...indexes].sort((a, b) => a - b))
+      else ops.push((store) => store.delete(path), (store) => store.delete(chunkRange(path)))
     }
     try {
       await new Promise<void>((resolve, reject) => {
         const tx = IDBFS.dbs[this.mountpoint!].transaction([IDBFS.DB_STORE_NAME], 'readwrite')
         const store = tx.objectStore(IDBFS.DB_STORE_NAME)
-        for (const [path, rec] of puts) store.put(rec, path)
-        for (const path of deletes) store.delete(path)
+        for (const op of ops) op(store)
         tx.oncomplete = () => resolve()
         tx.onerror = () => reject(tx.error)
         tx.onabort = () => reject(tx.error ?? new Error('IndexedDB transaction aborted'))
       })
     } catch (e) {
-      for (const p of paths) this.dirty.add(p) // the next flush tries again
+      // The next flush tries again, writing each of these whole.
+      for (const p of whole) this.dirty.add(p)
+      for (const [p] of partial) this.dirty.add(p)
       throw e
     }
     this.flushStats.flushes++
-    this.flushStats.records += paths.length
+    this.flushStats.records += ops.length
     this.flushStats.bytes += bytes
   }
 
@@ -201,7 +240,28 @@ export class GroupCommitIdbFs extends IdbFs {
     const none = () => undefined
     const streamNode = (args: unknown[]) => markNode((args[0] as EmStream).node)
     const secondArgNode = (args: unknown[]) => markNode(args[1] as EmNode)
-    wrap('write', none, streamNode)
+    // A write inside a WAL segment marks only the chunks it touched; one
+    // that grows a file marks all of it (chunks must stay contiguous).
+    wrap(
+      'write',
+      (args) => {
+        const stream = args[0] as EmStream
+        const node = stream.node
+        if (this.mountpoint === null || node?.mount?.mountpoint !== this.mountpoint) return null
+        const path = FS.getPath(node)
+        const at = typeof args[4] === 'number' ? args[4] : (stream.position ?? 0)
+        return { path, at, end: at + (args[3] as number), size: node.usedBytes ?? 0 }
+      },
+      (_args, _out, w) => {
+        if (!w) return
+        if (!isChunked(w.path) || w.end > w.size) this.dirty.add(w.path)
+        else {
+          let set = this.dirtyChunks.get(w.path)
+          if (!set) this.dirtyChunks.set(w.path, (set = new Set()))
+          for (const i of chunksCovering(w.at, w.end)) set.add(i)
+        }
+      },
+    )
     wrap('msync', none, streamNode)
     // truncate, ftruncate and fallocate (which extends with ftruncate): (stream, node, length).
     wrap('doTruncate', none, secondArgNode)
@@ -219,4 +279,31 @@ export class GroupCommitIdbFs extends IdbFs {
       (args) => markTree(nodeAt(args[1] as string)),
     )
   }
+}
+
+/**
+ * Joins the chunk files IDBFS loaded into `walDir` back into segments and
+ * removes them. Returns the segments that were stored whole (to rewrite as chunks).
+ */
+function joinLoadedChunks(FS: EmFS, walDir: string): string[] {
+  if (!FS.analyzePath(walDir).exists) return []
+  const groups = new Map<string, Map<number, string>>()
+  const whole: string[] = []
+  for (const name of FS.readdir(walDir)) {
+    const path = `${walDir}/${name}`
+    const chunk = parseChunk(path)
+    if (chunk) {
+      let g = groups.get(chunk.path)
+      if (!g) groups.set(chunk.path, (g = new Map()))
+      g.set(chunk.index, path)
+    } else if (isChunked(path)) whole.push(path)
+  }
+  for (const [path, files] of groups) {
+    const chunks = new Map([...files].map(([i, f]) => [i, FS.readFile(f)]))
+    const mode = FS.lstat(files.get(0) ?? [...files.values()][0]).mode
+    FS.writeFile(path, joinChunks(path, chunks))
+    FS.chmod(path, mode)
+    for (const f of files.values()) FS.unlink(f)
+  }
+  return whole.filter((p) => !groups.has(p))
 }
