@@ -86,7 +86,7 @@ export class GroupCommitIdbFs extends IdbFs {
   private mountpoint: string | null = null
   readonly flushStats: FlushStats = { flushes: 0, records: 0, bytes: 0 }
 
-  override async init(pg: PGlite, opts: Parameters<IdbFs['init']>[1]) {
+  override async init(pg: PGlite, opts: Parameters<IdbFs['init']>[1]): ReturnType<IdbFs['init']> {
     const result = await super.init(pg, opts)
     const preRun = result.emscriptenOpts.preRun ?? []
     // After IDBFS is mounted (super's preRun), before PostgreSQL touches a file.
