@@ -68,7 +68,12 @@ async function openPrimary(): Promise<Database> {
   } catch (e) {
     if (!(e instanceof PgError && e.code === '55006')) throw e // object_in_use: another tab has it
     status('primary', `primary: open in another tab; waiting for it to close…`)
-    return openDatabase(DB_NAME, { onLocked: 'wait' })
+    const banner = byId('banner')
+    banner.hidden = false
+    banner.textContent = `The database ${DB_NAME} is open in another tab (one tab owns it at a time). This tab opens it as soon as that tab is closed or reloaded.`
+    const db = await openDatabase(DB_NAME, { onLocked: 'wait' })
+    banner.hidden = true
+    return db
   }
 }
 

@@ -139,6 +139,7 @@ describe('playground (built, in Chromium)', () => {
     second.on('pageerror', (e) => console.error('second tab, page error:', e))
     await second.goto(url)
     await second.getByTestId('status-primary').getByText('open in another tab').waitFor({ timeout: BOOT_MS })
+    await second.locator('#banner').getByText('opens it as soon as that tab is closed').waitFor()
     // The first tab is unaffected and keeps writing.
     await addTodo(page, 'while another tab waits')
     await todosInSync(page, 3)
@@ -147,6 +148,7 @@ describe('playground (built, in Chromium)', () => {
     await shot('6-second-tab-waiting')
     await first.close()
     await ready(second)
+    await expect(second.locator('#banner').isHidden()).resolves.toBe(true)
     const titles = await second.getByTestId('todo-item').locator('.title').allTextContents()
     expect(titles).toEqual(['water the plants', 'written offline', 'while another tab waits'])
     await todosInSync(second, 3)
