@@ -9,15 +9,15 @@
 
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { chromium, type Browser } from 'playwright'
+import type { Browser } from 'playwright'
 import { createServer, type ViteDevServer } from 'vite'
 import type { BenchResults } from './browser/bench'
-import { CHROMIUM_ARGS, chromiumPath } from '../test/support/chromium'
+import { launchChromium } from '../test/support/built-site'
+import { chromiumPath } from '../test/support/chromium'
 import { freePort } from '../test/support/free-port'
 
 const quick = process.argv.includes('--quick')
 const root = fileURLToPath(new URL('..', import.meta.url))
-const executablePath = chromiumPath
 /** The whole page run; a hung run fails instead of waiting forever. */
 const TIMEOUT_MS = (quick ? 10 : 20) * 60_000
 
@@ -42,11 +42,7 @@ async function startVite(): Promise<ViteDevServer> {
 async function runInBrowser(url: string): Promise<BenchResults> {
   let browser: Browser | null = null
   try {
-    browser = await chromium.launch({
-      executablePath,
-      headless: true,
-      args: CHROMIUM_ARGS,
-    })
+    browser = await launchChromium()
     const page = await browser.newPage()
     await page.exposeFunction('benchLog', (line: string) => console.log(`  ${line}`))
     page.on('console', (m) => {
@@ -123,7 +119,7 @@ let failed = false
 try {
   server = await startVite()
   const base = server.resolvedUrls?.local[0] ?? `http://127.0.0.1:${server.config.server.port}/`
-  console.log(`bench:browser${quick ? ' (quick)' : ''}: ${executablePath}, ${base}`)
+  console.log(`bench:browser${quick ? ' (quick)' : ''}: ${chromiumPath}, ${base}`)
   report(await runInBrowser(new URL('bench/browser/index.html', base).href))
 } catch (e) {
   failed = true

@@ -19,7 +19,8 @@ export interface TableChecksum extends TableRef {
   md5: string | null
 }
 
-const ident = (s: string) => `"${s.replace(/"/g, '""')}"`
+/** A quoted SQL identifier. */
+export const ident = (s: string) => `"${s.replace(/"/g, '""')}"`
 
 export async function checksum(db: Queryable, t: TableRef): Promise<TableChecksum> {
   const cols = await db.query<{ attname: string }>(

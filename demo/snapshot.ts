@@ -7,6 +7,7 @@
 // server would send the same queries).
 
 import type { Database, PgoutputMessage } from '../src/client'
+import { ident } from './checksum'
 
 export type Relation = Extract<PgoutputMessage, { tag: 'R' }>
 
@@ -19,8 +20,6 @@ export interface Snapshot {
   lsn: string
   tables: TableCopy[]
 }
-
-const ident = (s: string) => `"${s.replace(/"/g, '""')}"`
 
 export async function takeSnapshot(db: Database, publication: string): Promise<Snapshot> {
   return db.transaction(async (tx) => {

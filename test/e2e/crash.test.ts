@@ -7,15 +7,10 @@
 // the first violation. Crash points are seeded (CRASH_SEED); a failure prints
 // the seed. Waits are on the page's progress counters, never on timers.
 
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { chromium, type Browser, type Page } from 'playwright'
-import { build, preview, type PreviewServer } from 'vite'
+import type { Page } from 'playwright'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { CHROMIUM_ARGS, chromiumPath } from '../support/chromium'
-import { freePort } from '../support/free-port'
+import { serveBuiltSite, type BuiltSite } from '../support/built-site'
 
 const POINTS = Number(process.env.CRASH_POINTS ?? 50)
 const SEED = Number(process.env.CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31))
@@ -30,32 +25,19 @@ interface Progress {
   violations: string[]
 }
 
-let outDir: string
-let server: PreviewServer
-let browser: Browser
+let site: BuiltSite
 
 beforeAll(async () => {
-  const root = fileURLToPath(new URL('./crash/', import.meta.url))
-  outDir = mkdtempSync(join(tmpdir(), 'tabgres-crash-'))
-  const config = {
-    root,
-    configFile: false as const,
-    logLevel: 'warn' as const,
+  site = await serveBuiltSite({
+    root: fileURLToPath(new URL('./crash/', import.meta.url)),
+    configFile: false,
     optimizeDeps: { exclude: ['@electric-sql/pglite'], include: ['comlink'] },
-    worker: { format: 'es' as const },
-    build: { outDir, emptyOutDir: true, rollupOptions: { onwarn: () => {} } },
-  }
-  await build(config)
-  const port = await freePort()
-  server = await preview({ ...config, preview: { host: '127.0.0.1', port, strictPort: true } })
-  browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS })
+    worker: { format: 'es' },
+    build: { rollupOptions: { onwarn: () => {} } },
+  })
 }, ROUND_MS)
 
-afterAll(async () => {
-  await browser?.close()
-  await server?.close()
-  if (outDir) rmSync(outDir, { recursive: true, force: true })
-})
+afterAll(() => site?.close())
 
 function seeded(seed: number): () => number {
   let s = seed >>> 0
@@ -88,9 +70,9 @@ async function until(page: Page, what: string, pred: string): Promise<Progress> 
 
 it(`survives ${POINTS} crashes (page reloads and worker kills) with nothing lost, repeated or reordered`, async () => {
   const rng = seeded(SEED)
-  const page = await browser.newPage()
+  const page = await site.browser.newPage()
   page.on('pageerror', (e) => console.error('crash page error:', e))
-  await page.goto(server.resolvedUrls!.local[0])
+  await page.goto(site.url)
   let reloads = 0
   let kills = 0
   for (let i = 0; i < POINTS; i++) {

@@ -7,24 +7,19 @@
 // Every wait is on something the page shows (Playwright polls the DOM); the
 // page marks itself ready with <body data-ready>.
 
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright'
-import { build, preview, type PreviewServer } from 'vite'
+import type { BrowserContext, Page } from 'playwright'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CHROMIUM_ARGS, chromiumPath } from '../support/chromium'
-import { freePort } from '../support/free-port'
+import { serveBuiltSite, type BuiltSite } from '../support/built-site'
 
 const config = fileURLToPath(new URL('../../demo/vite.config.ts', import.meta.url))
 const shots = fileURLToPath(new URL('../../test-results/demo/', import.meta.url))
 /** Booting PGlite twice (primary and replica) on a loaded 2-core machine takes a while. */
 const BOOT_MS = 180_000
 
-let outDir: string
-let server: PreviewServer
-let browser: Browser
+let site: BuiltSite
 let context: BrowserContext
 let page: Page
 let url: string
@@ -54,22 +49,14 @@ async function addTodo(p: Page, title: string): Promise<void> {
 
 beforeAll(async () => {
   mkdirSync(shots, { recursive: true })
-  outDir = mkdtempSync(join(tmpdir(), 'tabgres-demo-'))
-  await build({ configFile: config, logLevel: 'warn', build: { outDir, emptyOutDir: true } })
-  const port = await freePort()
-  server = await preview({ configFile: config, logLevel: 'warn', build: { outDir }, preview: { host: '127.0.0.1', port, strictPort: true } })
-  url = `http://127.0.0.1:${port}/`
-  browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS })
-  context = await browser.newContext({ viewport: { width: 1400, height: 1000 } })
+  site = await serveBuiltSite({ configFile: config })
+  url = site.url
+  context = await site.browser.newContext({ viewport: { width: 1400, height: 1000 } })
   page = await context.newPage()
   page.on('pageerror', (e) => console.error('page error:', e))
 }, BOOT_MS)
 
-afterAll(async () => {
-  await browser?.close()
-  await server?.close()
-  if (outDir) rmSync(outDir, { recursive: true, force: true })
-})
+afterAll(() => site?.close())
 
 describe('playground (built, in Chromium)', () => {
   it('an added item shows in the app, in the inspector and in the replica, with equal checksums', async () => {

@@ -11,19 +11,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { chromium, type Browser } from 'playwright'
-import { build, preview, type PreviewServer } from 'vite'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { CHROMIUM_ARGS, chromiumPath } from '../support/chromium'
-import { freePort } from '../support/free-port'
+import { serveBuiltSite, type BuiltSite } from '../support/built-site'
 
 const run = promisify(execFile)
 const repo = fileURLToPath(new URL('../..', import.meta.url))
 const TIMEOUT_MS = 240_000
 
 let app: string
-let server: PreviewServer | null = null
-let browser: Browser | null = null
+let site: BuiltSite | null = null
 
 const MAIN_TS = `
 import { openDatabase, PgError, type PgoutputMessage } from 'tabgres'
@@ -70,8 +66,7 @@ beforeAll(async () => {
 }, TIMEOUT_MS)
 
 afterAll(async () => {
-  await browser?.close()
-  await server?.close()
+  await site?.close()
   if (app) rmSync(app, { recursive: true, force: true })
 })
 
@@ -80,22 +75,16 @@ it('the built package type-checks in a consumer', async () => {
 }, TIMEOUT_MS)
 
 it('an app built against the package opens a database, streams a write and gets PgErrors', async () => {
-  const outDir = join(app, 'dist')
-  const config = {
+  site = await serveBuiltSite({
     root: app,
-    configFile: false as const,
-    logLevel: 'warn' as const,
+    configFile: false,
     // What the README asks of Vite users: PGlite and tabgres stay out of pre-bundling; ES workers.
     optimizeDeps: { exclude: ['@electric-sql/pglite', 'tabgres'] },
-    worker: { format: 'es' as const },
-    build: { outDir, rollupOptions: { onwarn: () => {} } },
-  }
-  await build(config)
-  const port = await freePort()
-  server = await preview({ ...config, preview: { host: '127.0.0.1', port, strictPort: true } })
-  browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS })
-  const page = await browser.newPage()
-  await page.goto(`http://127.0.0.1:${port}/`)
+    worker: { format: 'es' },
+    build: { rollupOptions: { onwarn: () => {} } },
+  })
+  const page = await site.browser.newPage()
+  await page.goto(site.url)
   const handle = await page.waitForFunction(() => (window as unknown as { libraryResult?: string }).libraryResult, null, { timeout: TIMEOUT_MS })
   expect(await handle.jsonValue()).toBe('from the package')
 }, TIMEOUT_MS)

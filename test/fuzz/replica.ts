@@ -8,10 +8,8 @@
 // --seed S --ops N`.
 
 import { PGlite } from '@electric-sql/pglite'
-import { installChangeTracking } from '../../src/worker/replication/change-tracker'
-import { handleReplicationQuery } from '../../src/worker/replication/handler'
 import { pruneNow } from '../../src/worker/replication/prune'
-import { compareDatabases, StreamedReplica, type TableDiff } from '../support/replica'
+import { compareDatabases, streamInto, type StreamedReplica, type TableDiff } from '../support/replica'
 
 /** mulberry32: small, fast, and the same sequence everywhere for one seed. */
 export function prng(seed: number): () => number {
@@ -536,12 +534,7 @@ export async function runReplicaFuzz(opts: FuzzOptions): Promise<FuzzResult> {
   }
 
   try {
-    await installChangeTracking(primary)
-    await primary.exec(work.setupSql() + ' CREATE PUBLICATION fuzz FOR ALL TABLES;')
-    const reply = await handleReplicationQuery('CREATE_REPLICATION_SLOT fuzz LOGICAL pgoutput', primary, { mode: 'postgres' })
-    if (reply?.[0] === 0x45) throw new Error(`CREATE_REPLICATION_SLOT failed: ${new TextDecoder().decode(reply.subarray(5))}`)
-    stream = new StreamedReplica(primary, replica, 'fuzz', 'fuzz')
-    await stream.start()
+    stream = await streamInto(primary, replica, { slot: 'fuzz', publication: 'fuzz', setupSql: work.setupSql() })
 
     let nextCheckpoint = checkpointEvery || Infinity
     while (ops < opts.ops) {

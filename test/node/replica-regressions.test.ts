@@ -4,9 +4,7 @@
 
 import { PGlite } from '@electric-sql/pglite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { installChangeTracking } from '../../src/worker/replication/change-tracker'
-import { handleReplicationQuery } from '../../src/worker/replication/handler'
-import { compareDatabases, StreamedReplica } from '../support/replica'
+import { compareDatabases, streamInto, type StreamedReplica } from '../support/replica'
 
 let primary: PGlite
 let replica: PGlite
@@ -15,12 +13,7 @@ let stream: StreamedReplica
 beforeAll(async () => {
   primary = new PGlite()
   replica = new PGlite()
-  await installChangeTracking(primary)
-  await primary.exec('CREATE PUBLICATION p FOR ALL TABLES')
-  const reply = await handleReplicationQuery('CREATE_REPLICATION_SLOT s LOGICAL pgoutput', primary, { mode: 'postgres' })
-  expect(reply?.[0]).not.toBe(0x45)
-  stream = new StreamedReplica(primary, replica, 's', 'p')
-  await stream.start()
+  stream = await streamInto(primary, replica, { slot: 's', publication: 'p' })
 })
 
 afterAll(async () => {

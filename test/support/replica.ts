@@ -9,8 +9,27 @@ import { decodePgoutput } from '../../src/client/pgoutput/decode'
 import { ReplicaApplier, type ApplyTarget } from '../../src/client/replica/apply'
 import { formatLsn, type Lsn } from '../../src/shared/lsn'
 import { decodeFrame, encodeFrame } from '../../src/shared/replication-frames'
-import { handleStartReplication, type ReplicationSession } from '../../src/worker/replication/handler'
+import { installChangeTracking } from '../../src/worker/replication/change-tracker'
+import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/worker/replication/handler'
 import { positionLsn } from '../../src/worker/replication/positions'
+
+/**
+ * Tracks changes on `primary`, runs `setupSql`, publishes all tables, makes a
+ * slot, and starts streaming into `replica`: the pair every replica test needs.
+ */
+export async function streamInto(
+  primary: PGlite,
+  replica: PGlite,
+  names: { slot: string; publication: string; setupSql?: string },
+): Promise<StreamedReplica> {
+  await installChangeTracking(primary)
+  await primary.exec(`${names.setupSql ?? ''} CREATE PUBLICATION "${names.publication}" FOR ALL TABLES;`)
+  const reply = await handleReplicationQuery(`CREATE_REPLICATION_SLOT "${names.slot}" LOGICAL pgoutput`, primary, { mode: 'postgres' })
+  if (reply?.[0] === 0x45) throw new Error(`CREATE_REPLICATION_SLOT failed: ${new TextDecoder().decode(reply.subarray(5))}`)
+  const stream = new StreamedReplica(primary, replica, names.slot, names.publication)
+  await stream.start()
+  return stream
+}
 
 /** The primary's write position: every commit so far ends at or below it. */
 export async function primaryPosition(db: PGlite): Promise<Lsn> {

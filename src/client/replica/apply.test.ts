@@ -5,10 +5,8 @@
 
 import { PGlite } from '@electric-sql/pglite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { installChangeTracking } from '../../worker/replication/change-tracker'
-import { handleReplicationQuery } from '../../worker/replication/handler'
 import type { PgoutputMessage } from '../../shared/pgoutput'
-import { compareDatabases, StreamedReplica } from '../../../test/support/replica'
+import { compareDatabases, streamInto, type StreamedReplica } from '../../../test/support/replica'
 import { ReplicaApplier, ReplicaApplyError, type ApplyTarget } from './apply'
 import { ident, insertSql, textArray, updateSql } from './sql'
 
@@ -23,12 +21,7 @@ beforeAll(async () => {
   primary = new PGlite()
   replica = new PGlite()
   scratch = new PGlite()
-  await installChangeTracking(primary)
-  await primary.exec('CREATE PUBLICATION p FOR ALL TABLES')
-  const reply = await handleReplicationQuery('CREATE_REPLICATION_SLOT s LOGICAL pgoutput', primary, { mode: 'postgres' })
-  expect(reply?.[0]).not.toBe(0x45)
-  stream = new StreamedReplica(primary, replica, 's', 'p')
-  await stream.start()
+  stream = await streamInto(primary, replica, { slot: 's', publication: 'p' })
 })
 
 afterAll(async () => {
