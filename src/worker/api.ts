@@ -298,6 +298,8 @@ export function makeApi() {
         flushes: e.commits.flushes,
         storage: { ...e.storage },
         durableLsn: formatLsn(positionLsn(e.commits.position())),
+        /** When recent flushes made positions durable (see GroupCommit.durableAt). */
+        durableAt: e.commits.durableAt.map((d) => ({ lsn: formatLsn(positionLsn(d.position)), at: d.at })),
         streams: [...streams.values()].map((w) => ({ ...w.posted, buffered: w.buffered })),
         boot: e.boot,
       }

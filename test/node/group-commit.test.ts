@@ -111,21 +111,25 @@ describe('group commit', () => {
     )
     await rec.waitFor((f) => f.tag === 'k')
     await db.query('INSERT INTO t VALUES (42)')
-    // Committed, not yet flushed. The session re-reads each time it asks a
-    // silent consumer for a reply: after two such reads it has surely read
-    // past the commit, and must have stopped before it.
+    // Committed, not yet flushed. The commit's signal woke the session, which
+    // read the transaction and holds its frames; it still asks a silent
+    // consumer for replies (the asks come from the same loop, after that read).
     const before = rec.frames.length
     const asks = () => rec.frames.slice(before).filter((fr) => fr.tag === 'k' && fr.replyRequested).length
     await rec.waitFor(() => asks() >= 2)
     const [{ p }] = (await db.query<{ p: string }>('SELECT _tabgres.position()::text AS p')).rows
     expect(rec.frames.some((fr) => fr.tag === 'w')).toBe(false)
+    expect(session.heldFrames).toBeGreaterThan(0)
     for (const fr of rec.frames) if (fr.tag === 'k') expect(fr.walEnd < positionLsn(BigInt(p))).toBe(true)
     const flushing = gc.durable()
     await f.nextStart()
     f.releaseOne()
     await flushing
-    const insert = await rec.waitFor((fr) => fr.tag === 'w' && fr.data[0] === 0x49)
-    expect(insert.tag).toBe('w')
+    // The flush released what was read ahead: Begin, Relation, Insert, Commit in order.
+    await rec.waitFor((fr) => fr.tag === 'w' && fr.data[0] === 0x43)
+    expect(session.heldFrames).toBe(0)
+    const tags = rec.frames.filter((fr) => fr.tag === 'w').map((fr) => String.fromCharCode(fr.data[0]))
+    expect(tags).toEqual(['B', 'R', 'I', 'C'])
     session.stop()
     await done
   })

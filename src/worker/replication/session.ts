@@ -4,6 +4,12 @@
 // frames carrying pgoutput messages; it answers standby status updates and
 // sends keepalives. The pure parts (tuples, relation messages) live in
 // ./output.ts; this file is the thin stateful loop.
+//
+// Behind a durability gate (IndexedDB with group commit) a commit may be read
+// and encoded as soon as it commits, but its frames are held until the gate
+// says it is durable: the flush that makes it durable then releases them at
+// once, without another read of the change log, so a consumer gets a commit
+// right after it becomes durable and never before.
 
 import type { PGlite } from '@electric-sql/pglite'
 import { ByteWriter, ProtocolError } from '../../shared/bytes'
@@ -39,7 +45,7 @@ export interface ReplicationWriter {
 export interface DurabilityGate {
   /** The change-log position (sequence number) known to be durable. */
   position(): bigint
-  /** Calls fn whenever position() advances; returns the unsubscribe. */
+  /** Calls fn (synchronously, as the flush completes) whenever position() advances; returns the unsubscribe. */
   subscribe(fn: () => void): () => void
   /** Resolves once every write so far is durable (a confirmed slot position included). */
   durable(): Promise<void>
@@ -88,6 +94,13 @@ export class ReplicationSession {
   /** The transaction whose non-transactional messages were already sent ahead of it. */
   private scannedXid = -1n
   private scannedUpTo = -1n
+  /**
+   * Frames read ahead of durability, in stream order, each with the durable
+   * position that releases it. At most one batch: no read while any is held.
+   */
+  private held: { until: bigint; bytes: Uint8Array }[] = []
+  /** Commit position of the transaction whose frames are being written. */
+  private emitUntil = 0n
 
   constructor(
     private readonly db: PGlite,
@@ -141,9 +154,14 @@ export class ReplicationSession {
   }
 
   private async run(): Promise<void> {
-    // Behind a durability gate, a commit is streamable only once it is durable.
+    // A commit wakes the session to read it; behind a durability gate, the
+    // flush that makes it durable releases what was read.
     const gate = this.opts.durability
-    const unsubscribe = gate ? gate.subscribe(() => this.signal()) : await subscribeCommits(this.db, () => this.signal())
+    const unsubscribeGate = gate?.subscribe(() => {
+      this.release()
+      this.signal()
+    })
+    const unsubscribe = await subscribeCommits(this.db, () => this.signal())
     const keepaliveMs = this.opts.keepaliveMs ?? 10_000
     const timer = setInterval(() => {
       if (this.db.closed) return this.stop()
@@ -169,6 +187,9 @@ export class ReplicationSession {
         await this.pump()
       }
       await this.flushConfirm()
+      // Frames of commits that never became durable while the stream ran
+      // are dropped: the consumer has not seen (nor acknowledged) them.
+      this.held = []
       if (this.copyDoneReceived) {
         this.keepalive(true, false)
         this.writer.write(copyDone())
@@ -182,6 +203,7 @@ export class ReplicationSession {
     } finally {
       clearInterval(timer)
       unsubscribe()
+      unsubscribeGate?.()
     }
   }
 
@@ -201,9 +223,10 @@ export class ReplicationSession {
     const limit = this.opts.batchRows ?? 2000
     let busy = 0
     for (;;) {
+      // Read ahead of durability by one batch at most: the release wakes us.
+      if (this.held.length > 0) return this.idleKeepalive(this.opts.durability!.position())
       await this.writer.drain?.()
       if (this.stopped || this.db.closed) return
-      const cap = this.opts.durability?.position() ?? null
       const sets = await readWhenIdle(this.db, this.catalog.refreshSql() + batchSql(this.afterSeq, limit))
       if (sets === BUSY) {
         await backoff(busy++)
@@ -219,17 +242,10 @@ export class ReplicationSession {
         // transaction cut here has no Commit, so the consumer discards it.
         if (this.stopped) return
         const row = rows[i]
-        const starts = !this.open || row.xid !== this.open.xid
-        if (starts && cap !== null && row.lastSeq > cap && row.lastSeq > this.threshold) {
-          // Committed but not yet durable: wait for the gate to move.
-          if (this.open) this.commit()
-          this.keepalive(this.replyWanted, this.replyWanted, positionLsn(cap))
-          this.replyWanted = false
-          return
-        }
         if (this.open && row.xid !== this.open.xid) this.commit()
         this.afterSeq = row.seq
         if (row.lastSeq <= this.threshold) continue
+        this.emitUntil = row.lastSeq
         if (!this.open && row.xid !== this.scannedXid) {
           // PostgreSQL decodes a transaction at its commit, so its
           // non-transactional messages (sent at once) precede its Begin.
@@ -245,10 +261,8 @@ export class ReplicationSession {
       }
       if (batch.complete) {
         if (this.open) this.commit()
-        const pos = cap !== null && cap < batch.position ? cap : batch.position
-        this.keepalive(this.replyWanted, this.replyWanted, positionLsn(pos))
-        this.replyWanted = false
-        return
+        const durable = this.opts.durability?.position()
+        return this.idleKeepalive(durable !== undefined && durable < batch.position ? durable : batch.position)
       }
     }
   }
@@ -331,7 +345,28 @@ export class ReplicationSession {
     w.char('d').int32(0).char('w').uint64(walStart).uint64(walStart).int64(pgNow())
     writePgoutput(w, m)
     w.patchInt32(1, w.length - 1)
-    this.writer.write(w.toBytes())
+    this.emit(w.toBytes())
+  }
+
+  /** To the consumer now, or held until the frame's commit is durable. */
+  private emit(bytes: Uint8Array): void {
+    const gate = this.opts.durability
+    if (gate && (this.held.length > 0 || this.emitUntil > gate.position())) this.held.push({ until: this.emitUntil, bytes })
+    else this.writer.write(bytes)
+  }
+
+  /** Frames read ahead of durability and not yet sent (diagnostics, tests). */
+  get heldFrames(): number {
+    return this.held.length
+  }
+
+  /** Sends the held frames that are durable now, in order. */
+  private release(): void {
+    if (this.stopped) return
+    const durable = this.opts.durability!.position()
+    let n = 0
+    while (n < this.held.length && this.held[n].until <= durable) this.writer.write(this.held[n++].bytes)
+    if (n > 0) this.held.splice(0, n)
   }
 
   private keepalive(force: boolean, replyRequested: boolean, at?: Lsn): void {
@@ -339,6 +374,16 @@ export class ReplicationSession {
     if (!force && !replyRequested && lsn === this.lastKeepaliveLsn) return
     this.lastKeepaliveLsn = lsn
     this.writer.write(copyData(encodeFrame({ tag: 'k', walEnd: lsn, clock: pgNow(), replyRequested })))
+  }
+
+  /**
+   * Caught up (or holding frames until they are durable): a keepalive at
+   * `pos`, which is never past the durable position, so it may go out ahead
+   * of held frames (theirs are greater), and asks for a reply when one is due.
+   */
+  private idleKeepalive(pos: bigint): void {
+    this.keepalive(this.replyWanted, this.replyWanted, positionLsn(pos))
+    this.replyWanted = false
   }
 
   private async cleanup(): Promise<void> {

@@ -24,6 +24,8 @@ export type Flush = () => Promise<void>
 /** No storage to flush to (in-memory databases, Node tests): durable at commit. */
 export const noFlush: Flush = () => Promise.resolve()
 
+const now = () => performance.timeOrigin + performance.now()
+
 export class GroupCommit implements DurabilityGate {
   /** A flush that began after the caller's commit, shared by every caller meanwhile. */
   private readonly runs = new SerialRuns(() => this.flushOnce())
@@ -33,6 +35,13 @@ export class GroupCommit implements DurabilityGate {
   private readonly listeners = new Set<() => void>()
   /** Flushes that wrote to storage, for diagnostics and benchmarks. */
   flushes = 0
+  /**
+   * When the latest flushes that moved the position completed, newest last:
+   * `at` is performance.timeOrigin + performance.now(), a clock a page and
+   * its workers share, so a page can time commit-to-frame from the moment a
+   * commit became durable (bench/browser). Bounded to the last 256.
+   */
+  readonly durableAt: { position: bigint; at: number }[] = []
 
   constructor(
     private readonly db: PGlite,
@@ -59,22 +68,24 @@ export class GroupCommit implements DurabilityGate {
     // never lands inside an interactive transaction. Then the query lock: no
     // statement runs while files are copied, so the copy lies between
     // statements, and the position read here is exactly what it contains.
-    const pos = await this.db._runExclusiveTransaction(() => this.db.runExclusive(() => this.flushLocked()))
-    if (pos !== null && pos > this.durablePosition) {
-      this.durablePosition = pos
+    const flushed = await this.db._runExclusiveTransaction(() => this.db.runExclusive(() => this.flushLocked()))
+    if (flushed.position !== null && flushed.position > this.durablePosition) {
+      this.durablePosition = flushed.position
+      this.durableAt.push({ position: flushed.position, at: flushed.at })
+      if (this.durableAt.length > 256) this.durableAt.shift()
       for (const fn of this.listeners) fn()
     }
   }
 
-  /** Under both locks: read the position, flush if anything was written; returns the position. */
-  private async flushLocked(): Promise<bigint | null> {
+  /** Under both locks: read the position, flush if anything was written; returns the position and when it was durable. */
+  private async flushLocked(): Promise<{ position: bigint | null; at: number }> {
     // (In a failed transaction block the read fails: then flush regardless.)
     const r = await run(this.db, 'SELECT _tabgres.position(), pg_catalog.pg_current_wal_insert_lsn()::text', false).catch(() => null)
     const [position, wal] = r?.sets[0]?.[0] ?? [null, null]
     const pos = r?.status === 'I' ? BigInt(position!) : null
     // Every durable change writes WAL: an unchanged WAL position means
     // nothing to copy (reads, and writes a previous flush already took).
-    if (wal !== null && wal === this.flushedWal) return pos
+    if (wal !== null && wal === this.flushedWal) return { position: pos, at: now() }
     try {
       await this.flush()
     } catch (e) {
@@ -85,8 +96,9 @@ export class GroupCommit implements DurabilityGate {
         hint: 'The change is committed in memory but not yet durable; free storage space and retry.',
       })
     }
+    const at = now()
     this.flushedWal = wal
     this.flushes++
-    return pos
+    return { position: pos, at }
   }
 }
