@@ -106,7 +106,7 @@ export async function openEngine(name: string, options: EngineOptions = {}): Pro
       db = await PGlite.create({ fs, initDbStartParams: INITDB_PARAMS })
     }
     await installChangeTracking(db, { retention: 'discard' })
-    const commits = new GroupCommit(db, () => fs.flush())
+    const commits = new GroupCommit(db, async () => fs.snapshot())
     await commits.durable()
     if (!known) await rememberDatabase(name)
     const durability = options.durability ?? 'durable'

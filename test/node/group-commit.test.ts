@@ -10,7 +10,11 @@ import { GroupCommit } from '../../src/worker/storage/group-commit'
 import { run } from '../../src/worker/replication/exclusive'
 import { recordStream } from '../support/stream'
 
-/** A flush that waits until the test releases it; flushes are numbered 1, 2, ... in start order. */
+/**
+ * A flush whose write to storage waits until the test releases it; flushes are
+ * numbered 1, 2, ... in start order. Its "copy" is the ids of table t, read
+ * under the lock the flush holds while copying.
+ */
 function controlledFlush() {
   const pending: { index: number; resolve: () => void }[] = []
   const completed: number[] = []
@@ -24,10 +28,9 @@ function controlledFlush() {
       const index = ++started
       const r = await run(this.db!, 'SELECT id FROM t', false)
       this.covered.set(index, new Set(r.sets[0].map(([id]) => Number(id))))
-      await new Promise<void>((resolve) => {
-        pending.push({ index, resolve })
-        onStart?.()
-      })
+      const durable = new Promise<void>((resolve) => pending.push({ index, resolve }))
+      onStart?.()
+      return { durable }
     },
     get started() {
       return started
@@ -79,6 +82,29 @@ describe('group commit', () => {
     // Grouped: far fewer flushes than writes (one per write would be 20).
     expect(f.started).toBeLessThanOrEqual(WRITERS / 2)
     expect(gc.flushes).toBe(f.started)
+  })
+
+  it('statements run while a flush writes its copy; they are durable only after the next flush', async () => {
+    const f = controlledFlush()
+    f.db = db
+    const gc = new GroupCommit(db, () => f.flush())
+    await db.query('INSERT INTO t VALUES (1)')
+    const first = gc.durable()
+    await f.nextStart()
+    // Flush 1 took its copy and is writing it: PGlite is free again.
+    await db.query('INSERT INTO t VALUES (2)')
+    expect(f.completed).toEqual([])
+    let secondDone = false
+    const second = gc.durable().then(() => (secondDone = true))
+    f.releaseOne()
+    await first
+    expect(f.covered.get(1)).toEqual(new Set([1]))
+    expect(secondDone).toBe(false)
+    await f.nextStart()
+    expect(f.covered.get(2)).toEqual(new Set([1, 2]))
+    f.releaseOne()
+    await second
+    expect(gc.flushes).toBe(2)
   })
 
   it('skips the flush when nothing was written since the last one', async () => {

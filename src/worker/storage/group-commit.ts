@@ -6,7 +6,9 @@
 // writes when the tab dies. So the database runs with relaxedDurability (a
 // statement returns before any flush) and every write then awaits durable():
 // writes that finish while a flush is running share the next one, and each
-// resolves only after a flush that began after it committed.
+// resolves only after a flush that began after it committed. A flush holds
+// PGlite's locks only while it copies the changed files (memory to memory);
+// statements run again while IndexedDB commits the copy.
 //
 // The same flushes advance a durability gate for replication: a stream never
 // carries a commit the primary could still lose (see DurabilityGate).
@@ -18,11 +20,15 @@ import { run } from '../replication/exclusive'
 import type { DurabilityGate } from '../replication/session'
 import { SerialRuns } from '../serial-runs'
 
-/** Writes the in-memory cluster to storage; called under PGlite's query lock. */
-export type Flush = () => Promise<void>
+/**
+ * Copies the in-memory cluster's changes for storage; called under PGlite's
+ * query lock, and resolves once the copy is taken (the lock is then released).
+ * `durable` resolves once that copy is in storage: statements run meanwhile.
+ */
+export type Flush = () => Promise<{ durable: Promise<void> }>
 
 /** No storage to flush to (in-memory databases, Node tests): durable at commit. */
-export const noFlush: Flush = () => Promise.resolve()
+export const noFlush: Flush = () => Promise.resolve({ durable: Promise.resolve() })
 
 const now = () => performance.timeOrigin + performance.now()
 
@@ -68,37 +74,50 @@ export class GroupCommit implements DurabilityGate {
     // never lands inside an interactive transaction. Then the query lock: no
     // statement runs while files are copied, so the copy lies between
     // statements, and the position read here is exactly what it contains.
-    const flushed = await this.db._runExclusiveTransaction(() => this.db.runExclusive(() => this.flushLocked()))
-    if (flushed.position !== null && flushed.position > this.durablePosition) {
-      this.durablePosition = flushed.position
-      this.durableAt.push({ position: flushed.position, at: flushed.at })
+    // The locks are released once the copy is taken: statements run while
+    // storage writes it (they belong to the next flush).
+    const copy = await this.db._runExclusiveTransaction(() => this.db.runExclusive(() => this.copyLocked()))
+    if (copy.durable) {
+      await copy.durable.catch((e) => {
+        throw ioError(e)
+      })
+      this.flushedWal = copy.wal
+      this.flushes++
+    }
+    const at = now()
+    if (copy.position !== null && copy.position > this.durablePosition) {
+      this.durablePosition = copy.position
+      this.durableAt.push({ position: copy.position, at })
       if (this.durableAt.length > 256) this.durableAt.shift()
       for (const fn of this.listeners) fn()
     }
   }
 
-  /** Under both locks: read the position, flush if anything was written; returns the position and when it was durable. */
-  private async flushLocked(): Promise<{ position: bigint | null; at: number }> {
+  /**
+   * Under both locks: reads the position and, if anything was written since
+   * the last flush, takes the copy; `durable` (null: nothing to write)
+   * resolves once that copy is in storage.
+   */
+  private async copyLocked(): Promise<{ position: bigint | null; wal: string | null; durable: Promise<void> | null }> {
     // (In a failed transaction block the read fails: then flush regardless.)
     const r = await run(this.db, 'SELECT _tabgres.position(), pg_catalog.pg_current_wal_insert_lsn()::text', false).catch(() => null)
     const [position, wal] = r?.sets[0]?.[0] ?? [null, null]
     const pos = r?.status === 'I' ? BigInt(position!) : null
     // Every durable change writes WAL: an unchanged WAL position means
     // nothing to copy (reads, and writes a previous flush already took).
-    if (wal !== null && wal === this.flushedWal) return { position: pos, at: now() }
+    if (wal !== null && wal === this.flushedWal) return { position: pos, wal, durable: null }
     try {
-      await this.flush()
+      return { position: pos, wal, durable: (await this.flush()).durable }
     } catch (e) {
-      const cause = toPgError(e)
-      throw new PgError({
-        code: '58030', // io_error
-        message: `could not write the database to IndexedDB: ${cause.message}`,
-        hint: 'The change is committed in memory but not yet durable; free storage space and retry.',
-      })
+      throw ioError(e)
     }
-    const at = now()
-    this.flushedWal = wal
-    this.flushes++
-    return { position: pos, at }
   }
+}
+
+function ioError(e: unknown): PgError {
+  return new PgError({
+    code: '58030', // io_error
+    message: `could not write the database to IndexedDB: ${toPgError(e).message}`,
+    hint: 'The change is committed in memory but not yet durable; free storage space and retry.',
+  })
 }

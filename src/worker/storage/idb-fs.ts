@@ -123,8 +123,18 @@ export class GroupCommitIdbFs extends IdbFs {
   }
 
   /** Writes everything changed since the last flush to IndexedDB, in one transaction, and waits for it. */
-  async flush(): Promise<void> {
-    if (this.dirty.size === 0 && this.dirtyChunks.size === 0) return
+  flush(): Promise<void> {
+    return this.snapshot().durable
+  }
+
+  /**
+   * Copies everything changed since the last flush, now, and writes the copy
+   * to IndexedDB in one transaction; `durable` resolves when that commits.
+   * The caller holds PGlite's query lock only for the copy: statements may
+   * run while IndexedDB writes.
+   */
+  snapshot(): { durable: Promise<void> } {
+    if (this.dirty.size === 0 && this.dirtyChunks.size === 0) return { durable: Promise.resolve() }
     const { FS, IDBFS } = this.mod!
     const whole = [...this.dirty].sort()
     const partial = [...this.dirtyChunks].filter(([p]) => !this.dirty.has(p))
@@ -158,24 +168,29 @@ export class GroupCommitIdbFs extends IdbFs {
       if (rec?.contents) putChunks(path, rec, [...indexes].sort((a, b) => a - b))
       else ops.push((store) => store.delete(path), (store) => store.delete(chunkRange(path)))
     }
-    try {
-      await new Promise<void>((resolve, reject) => {
-        const tx = IDBFS.dbs[this.mountpoint!].transaction([IDBFS.DB_STORE_NAME], 'readwrite')
-        const store = tx.objectStore(IDBFS.DB_STORE_NAME)
-        for (const op of ops) op(store)
-        tx.oncomplete = () => resolve()
-        tx.onerror = () => reject(tx.error)
-        tx.onabort = () => reject(tx.error ?? new Error('IndexedDB transaction aborted'))
-      })
-    } catch (e) {
-      // The next flush tries again, writing each of these whole.
-      for (const p of whole) this.dirty.add(p)
-      for (const [p] of partial) this.dirty.add(p)
-      throw e
-    }
-    this.flushStats.flushes++
-    this.flushStats.records += ops.length
-    this.flushStats.bytes += bytes
+    // The transaction starts here, synchronously: IndexedDB commits
+    // readwrite transactions on one store in the order they were created.
+    const durable = new Promise<void>((resolve, reject) => {
+      const tx = IDBFS.dbs[this.mountpoint!].transaction([IDBFS.DB_STORE_NAME], 'readwrite')
+      const store = tx.objectStore(IDBFS.DB_STORE_NAME)
+      for (const op of ops) op(store)
+      tx.oncomplete = () => resolve()
+      tx.onerror = () => reject(tx.error)
+      tx.onabort = () => reject(tx.error ?? new Error('IndexedDB transaction aborted'))
+    }).then(
+      () => {
+        this.flushStats.flushes++
+        this.flushStats.records += ops.length
+        this.flushStats.bytes += bytes
+      },
+      (e) => {
+        // The next flush tries again, writing each of these whole (as they are then).
+        for (const p of whole) this.dirty.add(p)
+        for (const [p] of partial) this.dirty.add(p)
+        throw e
+      },
+    )
+    return { durable }
   }
 
   /** The record IDBFS would store for `path` now, or null when it no longer exists. */
