@@ -21,7 +21,7 @@ const ROWS_PER_TXN = 10
 const ACK_EVERY = 100
 const SAMPLE_EVERY = 500
 
-const TABLES = ['_tabgres.changes', '_tabgres.xacts', '_tabgres.relation_versions', '_tabgres.publication_versions']
+const TABLES = ['_tabgres.statement_changes', '_tabgres.xacts', '_tabgres.relation_versions', '_tabgres.publication_versions']
 const SIZE_SQL = `SELECT (SELECT count(*) FROM _tabgres.changes)::int AS rows,
   (${TABLES.map((t) => `pg_total_relation_size('${t}')`).join(' + ')})::int8::text AS bytes`
 

@@ -57,37 +57,50 @@ export function isChangeTrackingInstalled(db: PGlite): boolean {
 }
 
 const OP_NAMES = { I: 'INSERT', U: 'UPDATE', D: 'DELETE' } as const
+/** SQL: the change c is a row change of an existing table (row_json needs its row type). */
+const ROW_CHANGE = `r.relname IS NOT NULL AND c.op IN ('I', 'U', 'D')`
 
 /** Row changes after `watermark`, oldest first, with values as typed JSON (orez's format). */
 export async function getChangesSince(db: PGlite, watermark: number, limit = 1000): Promise<ChangeRecord[]> {
-  const result = await db.query<{
-    seq: string
-    relname: string
-    op: 'I' | 'U' | 'D'
-    row_data: Record<string, unknown> | null
-    old_data: Record<string, unknown> | null
-    changed_at: string
-  }>(
-    `SELECT c.seq::text AS seq, r.relname, c.op::text AS op,
-            _tabgres.row_json(c.relid, c.new_row) AS row_data,
-            _tabgres.row_json(c.relid, c.old_row) AS old_data,
-            x.commit_time::text AS changed_at
-       FROM _tabgres.changes c
-       JOIN pg_class r ON r.oid = c.relid
-       LEFT JOIN _tabgres.xacts x ON x.xid = c.xid
-      WHERE c.seq > $1 AND c.op IN ('I', 'U', 'D')
-      ORDER BY c.seq LIMIT $2`,
-    [watermark, limit],
-  )
-  return result.rows.map((r) => ({
-    id: Number(r.seq),
-    watermark: Number(r.seq),
-    table_name: r.relname,
-    op: OP_NAMES[r.op],
-    row_data: r.row_data,
-    old_data: r.old_data,
-    changed_at: r.changed_at,
-  }))
+  const changes: ChangeRecord[] = []
+  // The log also holds messages, TRUNCATEs and changes of dropped tables,
+  // which this API skips: read on until `limit` row changes or the end.
+  for (let after = watermark; changes.length < limit; ) {
+    const want = limit - changes.length
+    const { rows } = await db.query<{
+      seq: string
+      relname: string | null
+      op: string
+      row_data: Record<string, unknown> | null
+      old_data: Record<string, unknown> | null
+      changed_at: string
+    }>(
+      `SELECT c.seq::text AS seq, r.relname, c.op::text AS op,
+              CASE WHEN ${ROW_CHANGE} THEN _tabgres.row_json(c.relid, c.new_row) END AS row_data,
+              CASE WHEN ${ROW_CHANGE} THEN _tabgres.row_json(c.relid, c.old_row) END AS old_data,
+              x.commit_time::text AS changed_at
+         FROM _tabgres.changes_after($1, $2) c
+         LEFT JOIN pg_class r ON r.oid = c.relid
+         LEFT JOIN _tabgres.xacts x ON x.xid = c.xid
+        ORDER BY c.seq`,
+      [after, want],
+    )
+    for (const r of rows) {
+      if (r.relname === null || !(r.op in OP_NAMES)) continue
+      changes.push({
+        id: Number(r.seq),
+        watermark: Number(r.seq),
+        table_name: r.relname,
+        op: OP_NAMES[r.op as keyof typeof OP_NAMES],
+        row_data: r.row_data,
+        old_data: r.old_data,
+        changed_at: r.changed_at,
+      })
+    }
+    if (rows.length < want) break
+    after = Number(rows[rows.length - 1].seq)
+  }
+  return changes
 }
 
 /** The position of the latest captured change (0 before any). */

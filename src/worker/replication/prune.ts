@@ -54,7 +54,10 @@ export async function pruneChangeLog(s: IdleSession, retention: Retention): Prom
   // Never cut through a transaction: stop before the first one that ends above the horizon.
   const cut = await resumePoint(s, horizon)
   const [[changes, transactions]] = await s.query(`
-    WITH c AS (DELETE FROM _tabgres.changes WHERE seq <= ${cut} RETURNING 1),
+    -- The cut is a transaction boundary, so no statement's run straddles it;
+    -- the first_seq bound lets the delete use the index.
+    WITH c AS (DELETE FROM _tabgres.statement_changes
+                WHERE first_seq <= ${cut} AND first_seq + n - 1 <= ${cut} RETURNING n),
          x AS (DELETE FROM _tabgres.xacts WHERE last_seq <= ${cut} RETURNING 1),
          -- A reader at any position above the cut needs, per relation, only the
          -- newest shape written at or below it (and likewise for publications).
@@ -63,9 +66,9 @@ export async function pruneChangeLog(s: IdleSession, retention: Retention): Prom
                   AND (w.valid_after, w.id) > (v.valid_after, v.id) RETURNING 1),
          p AS (DELETE FROM _tabgres.publication_versions v USING _tabgres.publication_versions w
                 WHERE w.valid_after <= ${cut} AND (w.valid_after, w.id) > (v.valid_after, v.id) RETURNING 1)
-    SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM x), (SELECT count(*) FROM r), (SELECT count(*) FROM p)`)
+    SELECT (SELECT COALESCE(sum(n), 0) FROM c), (SELECT count(*) FROM x), (SELECT count(*) FROM r), (SELECT count(*) FROM p)`)
   if (Number(changes) + Number(transactions) > 0) {
-    await s.query('VACUUM _tabgres.changes, _tabgres.xacts')
+    await s.query('VACUUM _tabgres.statement_changes, _tabgres.xacts')
   }
   return { cut, changes: Number(changes), transactions: Number(transactions), slots }
 }
