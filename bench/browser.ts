@@ -103,6 +103,10 @@ function report(r: BenchResults) {
     'worker round trip p50 (ms)': { value: f(r.roundTrip.p50, 4), note: `echo worker, mean of ${r.roundTrip.batch} per sample` },
     'worker round trip p95 (ms)': { value: f(r.roundTrip.p95, 4), note: '' },
     'worker round trip after 12 ms idle p50 (ms)': { value: f(r.roundTrip.afterIdle.p50, 4), note: `p95 ${f(r.roundTrip.afterIdle.p95, 4)}; wakes a sleeping page thread, as a commit's frame does` },
+    'worker → idle page over a MessagePort, one way, p50 (ms)': {
+      value: f(r.roundTrip.portOneWayAfterIdle.p50, 4),
+      note: `p95 ${f(r.roundTrip.portOneWayAfterIdle.p95, 4)}; a stream's transport alone, as a commit's frames travel`,
+    },
     'shared clock, worst sample outside its round trip (µs)': {
       value: f(r.roundTrip.clock.outsideUs, 0),
       note: `page → worker one-way p50 ${f(r.roundTrip.clock.oneWayP50Us, 0)} µs; cross-origin isolated: ${r.crossOriginIsolated}`,

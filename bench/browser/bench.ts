@@ -57,6 +57,11 @@ export interface BenchResults {
      * target is against the plain round trip).
      */
     afterIdle: Percentiles
+    /**
+     * One way, worker → page over a MessagePort (a stream's transport), each
+     * message sent after the page idled 12 ms: send (worker's stamp) → received.
+     */
+    portOneWayAfterIdle: Percentiles
   }
   /** Commit made durable (the flush completed in the worker) → its Commit frame received by the page. */
   commitToFrame: Percentiles & {
@@ -225,7 +230,25 @@ async function roundTrip(batches: number, batch: number): Promise<BenchResults['
     batch,
     clock: { samples: oneWay.length, oneWayP50Us: percentile(oneWay, 50) * 1000, outsideUs: outside * 1000 },
     afterIdle: summary(afterIdle),
+    portOneWayAfterIdle: await portOneWay(100),
   }
+}
+
+/** Worker → page messages over a MessagePort, each after an idle gap; see port-worker.ts. */
+function portOneWay(count: number): Promise<Percentiles> {
+  const worker = new Worker(new URL('./port-worker.ts', import.meta.url), { type: 'module' })
+  const times: number[] = []
+  return new Promise((resolve) => {
+    worker.onmessage = (ev: MessageEvent<{ port: MessagePort }>) => {
+      ev.data.port.onmessage = (m: MessageEvent<ArrayBuffer>) => {
+        times.push(sharedNow() - new Float64Array(m.data)[0])
+        if (times.length < count) return
+        worker.terminate()
+        resolve(summary(times))
+      }
+    }
+    worker.postMessage({ count })
+  })
 }
 
 /** A database with a table, a publication, a slot and a stream being consumed. */

@@ -55,7 +55,22 @@ export class ReplicationStream {
   }
 
   /** Raw CopyData wire messages ('d', length, XLogData or keepalive), in order. */
-  async *frames(): AsyncGenerator<Uint8Array> {
+  frames(): AsyncGenerator<Uint8Array> {
+    return this.iterate((raw) => raw)
+  }
+
+  /** Decoded: each XLogData's pgoutput message with its position, and keepalives. */
+  messages(): AsyncGenerator<StreamMessage> {
+    return this.iterate(decodeMessage)
+  }
+
+  /**
+   * The one loop over arriving frames behind frames() and messages(): a
+   * single generator (decoding is a plain call, not a second generator
+   * wrapped around the first), so a frame reaches the consumer in a few
+   * microtasks. `map` returns undefined for a frame it skips.
+   */
+  private async *iterate<T>(map: (raw: Uint8Array) => T | undefined): AsyncGenerator<T> {
     if (this.iterating) throw new Error('a replication stream can be iterated only once')
     this.iterating = true
     for (;;) {
@@ -67,7 +82,8 @@ export class ReplicationStream {
           this.send({ type: 'credit', bytes: this.consumed })
           this.consumed = 0
         }
-        yield f
+        const item = map(f)
+        if (item !== undefined) yield item
         continue
       }
       if (this.ended) {
@@ -75,15 +91,6 @@ export class ReplicationStream {
         return
       }
       await new Promise<void>((r) => (this.waiter = r))
-    }
-  }
-
-  /** Decoded: each XLogData's pgoutput message with its position, and keepalives. */
-  async *messages(): AsyncGenerator<StreamMessage> {
-    for await (const raw of this.frames()) {
-      const f = decodeFrame(raw.subarray(COPY_DATA_HEADER))
-      if (f.tag === 'w') yield { kind: 'xlog', walStart: f.walStart, walEnd: f.walEnd, message: decodePgoutput(f.data), data: f.data }
-      else if (f.tag === 'k') yield { kind: 'keepalive', walEnd: f.walEnd, replyRequested: f.replyRequested }
     }
   }
 
@@ -102,4 +109,11 @@ export class ReplicationStream {
     this.send({ type: 'copy-done' })
     await this.closed
   }
+}
+
+function decodeMessage(raw: Uint8Array): StreamMessage | undefined {
+  const f = decodeFrame(raw.subarray(COPY_DATA_HEADER))
+  if (f.tag === 'w') return { kind: 'xlog', walStart: f.walStart, walEnd: f.walEnd, message: decodePgoutput(f.data), data: f.data }
+  if (f.tag === 'k') return { kind: 'keepalive', walEnd: f.walEnd, replyRequested: f.replyRequested }
+  return undefined
 }

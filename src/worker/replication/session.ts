@@ -35,6 +35,8 @@ export interface ReplicationWriter {
    * so a slow consumer holds at most its transport's window plus one batch.
    */
   drain?(): Promise<void> | void
+  /** Send what was written now, not when the transport would batch it (the release of held frames). */
+  flush?(): void
 }
 
 /**
@@ -366,7 +368,10 @@ export class ReplicationSession {
     const durable = this.opts.durability!.position()
     let n = 0
     while (n < this.held.length && this.held[n].until <= durable) this.writer.write(this.held[n++].bytes)
-    if (n > 0) this.held.splice(0, n)
+    if (n === 0) return
+    this.held.splice(0, n)
+    // Durable from this moment: out now, ahead of whatever else the flush's completion wakes.
+    this.writer.flush?.()
   }
 
   private keepalive(force: boolean, replyRequested: boolean, at?: Lsn): void {

@@ -117,7 +117,8 @@ export class PortWriter implements ReplicationWriter {
     })
   }
 
-  private flush(): void {
+  /** Posts the open batch now (also what the scheduled microtask does). */
+  flush(): void {
     if (this.batch.length === 0 || this.closed) return
     const buffers = this.batch
     const message: WorkerToPage = { type: 'frames', buffers }
