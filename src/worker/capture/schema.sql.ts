@@ -254,13 +254,21 @@ BEGIN
   -- identifiers, and a column named a$b$c closed a $b$ quote early (the rest
   -- of the name then ran as SQL).
   -- INSERT and DELETE differ only in the transition table and the column they fill.
-  -- A statement that changed no row stores nothing (n > 0).
+  -- A statement that changed no row stores nothing (n > 0). A single-row
+  -- statement, the common case, skips the aggregate: array_agg's setup cost
+  -- it more per statement than the rest of the capture (x1.55 -> x1.77 of a
+  -- bare parameterised INSERT); the EXISTS probe costs far less.
   FOR kind, op, target, source IN VALUES ('insert', 'I', 'new_rows', '_tabgres_new'), ('delete', 'D', 'old_rows', '_tabgres_old') LOOP
-    EXECUTE format('CREATE OR REPLACE FUNCTION _tabgres.capture_%s_%s() RETURNS trigger LANGUAGE plpgsql AS %L', kind, rel, format($f$ %s
-        INSERT INTO _tabgres.statement_changes (first_seq, n, xid, relid, op, %I)
-          SELECT _tabgres.reserve(a.n), a.n, x, TG_RELID, %L, a.v
-            FROM (SELECT count(*)::int AS n, array_agg(%s) AS v FROM %I r) a WHERE a.n > 0;
-      %s $f$, head, target, op, rowexpr, source, tail));
+    EXECUTE format('CREATE OR REPLACE FUNCTION _tabgres.capture_%s_%s() RETURNS trigger LANGUAGE plpgsql AS %L', kind, rel, format($f$ %1$s
+        IF EXISTS (SELECT FROM %5$I OFFSET 1) THEN
+          INSERT INTO _tabgres.statement_changes (first_seq, n, xid, relid, op, %2$I)
+            SELECT _tabgres.reserve(a.n), a.n, x, TG_RELID, %3$L, a.v
+              FROM (SELECT count(*)::int AS n, array_agg(%4$s) AS v FROM %5$I r) a;
+        ELSE
+          INSERT INTO _tabgres.statement_changes (first_seq, n, xid, relid, op, %2$I)
+            SELECT nextval('_tabgres.change_seq'), 1, x, TG_RELID, %3$L, ARRAY[%4$s] FROM %5$I r;
+        END IF;
+      %6$s $f$, head, target, op, rowexpr, source, tail));
   END LOOP;
 
   -- Old and new transition rows are paired in lockstep, in transition-table order.
