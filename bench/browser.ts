@@ -107,9 +107,9 @@ function report(r: BenchResults) {
       value: f(r.roundTrip.portOneWayAfterIdle.p50, 4),
       note: `p95 ${f(r.roundTrip.portOneWayAfterIdle.p95, 4)}; a stream's transport alone, as a commit's frames travel`,
     },
-    'shared clock, worst sample outside its round trip (µs)': {
-      value: f(r.roundTrip.clock.outsideUs, 0),
-      note: `page → worker one-way p50 ${f(r.roundTrip.clock.oneWayP50Us, 0)} µs; cross-origin isolated: ${r.crossOriginIsolated}`,
+    'database worker clock offset (ms)': {
+      value: f(r.commitToFrame.clock.before.offsetMs, 3),
+      note: `± ${f(r.commitToFrame.clock.before.boundMs, 3)}; after the commits ${f(r.commitToFrame.clock.after.offsetMs, 3)} ± ${f(r.commitToFrame.clock.after.boundMs, 3)}; subtracted from its stamps; cross-origin isolated: ${r.crossOriginIsolated}`,
     },
     'commit-to-frame p50 vs round trip (x)': { value: f(latencyRatio, 1), note: 'target <= 5' },
     'stream 10k-row txn (changes/s)': {

@@ -7,8 +7,10 @@
 // The worker round trip is still timed in batches of sequential round trips
 // (mean per batch). Commit-to-frame is timed across realms: the worker stamps
 // when a flush made a commit durable, the page when its Commit frame arrived,
-// both as performance.timeOrigin + performance.now() (one clock for a page and
-// its workers; roundTrip() checks that on every run).
+// both as performance.timeOrigin + performance.now(). Each realm's timeOrigin
+// comes from the wall clock when it started, so realms can disagree (a run
+// here saw a worker 1.6 s off after the machine's clock stepped): each
+// worker's offset is measured by ping (clockOffset) and subtracted.
 
 import { openDatabase, type Database, type ReplicationStream } from '../../src/client'
 import { parseLsn, type Lsn } from '../../src/shared/lsn'
@@ -44,12 +46,8 @@ export interface BenchResults {
   }
   roundTrip: Percentiles & {
     batch: number
-    /**
-     * The shared-clock check: page → worker one-way times (worker stamp minus
-     * page stamp), which must lie within their round trip. `outsideUs` is the
-     * largest amount by which any sample fell outside it (0: clocks agree).
-     */
-    clock: { samples: number; oneWayP50Us: number; outsideUs: number }
+    /** The echo worker's clock offset from the page's (see clockOffset), for the record. */
+    clock: ClockOffset
     /**
      * Single round trips each after the page idled 12 ms, as it does between
      * commits while a flush runs: includes waking a sleeping page thread,
@@ -65,6 +63,8 @@ export interface BenchResults {
   }
   /** Commit made durable (the flush completed in the worker) → its Commit frame received by the page. */
   commitToFrame: Percentiles & {
+    /** The database worker's clock offset, measured before and after the commits. */
+    clock: { before: ClockOffset; after: ClockOffset }
     /** Commits asked for; fewer samples mean the time budget ran out. */
     planned: number
     /** db.query() issued → that transaction's Commit frame received (includes running the INSERT and the flush). */
@@ -116,8 +116,30 @@ function percentile(xs: number[], p: number): number {
 }
 const median = (xs: number[]) => percentile(xs, 50)
 const summary = (xs: number[]): Percentiles => ({ samples: xs.length, p50: percentile(xs, 50), p95: percentile(xs, 95) })
-/** The clock a page shares with its workers. */
+/** This realm's clock, comparable across realms once their offset is known. */
 const sharedNow = () => performance.timeOrigin + performance.now()
+
+export interface ClockOffset {
+  /** Worker clock minus page clock (ms). */
+  offsetMs: number
+  /** The offset is exact within ± this (half the fastest ping's round trip). */
+  boundMs: number
+}
+
+/**
+ * A worker's clock offset, NTP-style: over 30 pings, the one with the shortest
+ * round trip, assuming its two legs took equally long.
+ */
+async function clockOffset(ping: () => Promise<number>): Promise<ClockOffset> {
+  let best: ClockOffset = { offsetMs: 0, boundMs: Infinity }
+  for (let i = 0; i < 30; i++) {
+    const t0 = sharedNow()
+    const at = await ping()
+    const t1 = sharedNow()
+    if ((t1 - t0) / 2 < best.boundMs) best = { offsetMs: at - (t0 + t1) / 2, boundMs: (t1 - t0) / 2 }
+  }
+  return best
+}
 
 /**
  * Consumes a replication stream in the background, noting when each
@@ -191,7 +213,7 @@ async function boot(runs: number): Promise<BenchResults['boot']> {
   }
 }
 
-/** Sequential postMessage round trips to an echo worker, timed per batch; then the shared-clock check. */
+/** Sequential postMessage round trips to an echo worker, timed per batch, and the same after idle gaps. */
 async function roundTrip(batches: number, batch: number): Promise<BenchResults['roundTrip']> {
   const worker = new Worker(new URL('./echo-worker.ts', import.meta.url), { type: 'module' })
   let resolve: ((data: unknown) => void) | null = null
@@ -208,15 +230,7 @@ async function roundTrip(batches: number, batch: number): Promise<BenchResults['
     for (let i = 0; i < batch; i++) await once(i)
     perTrip.push((performance.now() - t0) / batch)
   }
-  const oneWay: number[] = []
-  let outside = 0
-  for (let i = 0; i < 100; i++) {
-    const t0 = sharedNow()
-    const at = (await once('clock')) as number
-    const t1 = sharedNow()
-    oneWay.push(at - t0)
-    outside = Math.max(outside, t0 - at, at - t1)
-  }
+  const clock = await clockOffset(() => once('clock') as Promise<number>)
   const afterIdle: number[] = []
   for (let i = 0; i < 50; i++) {
     await new Promise((r) => setTimeout(r, 12))
@@ -228,7 +242,7 @@ async function roundTrip(batches: number, batch: number): Promise<BenchResults['
   return {
     ...summary(perTrip),
     batch,
-    clock: { samples: oneWay.length, oneWayP50Us: percentile(oneWay, 50) * 1000, outsideUs: outside * 1000 },
+    clock,
     afterIdle: summary(afterIdle),
     portOneWayAfterIdle: await portOneWay(100),
   }
@@ -238,16 +252,21 @@ async function roundTrip(batches: number, batch: number): Promise<BenchResults['
 function portOneWay(count: number): Promise<Percentiles> {
   const worker = new Worker(new URL('./port-worker.ts', import.meta.url), { type: 'module' })
   const times: number[] = []
+  let answer: ((at: number) => void) | null = null
   return new Promise((resolve) => {
-    worker.onmessage = (ev: MessageEvent<{ port: MessagePort }>) => {
-      ev.data.port.onmessage = (m: MessageEvent<ArrayBuffer>) => {
-        times.push(sharedNow() - new Float64Array(m.data)[0])
+    worker.onmessage = async (ev: MessageEvent<{ port: MessagePort } | number>) => {
+      if (typeof ev.data === 'number') return answer?.(ev.data)
+      const port = ev.data.port
+      const { offsetMs } = await clockOffset(() => new Promise<number>((r) => ((answer = r), worker.postMessage('clock'))))
+      port.onmessage = (m: MessageEvent<ArrayBuffer>) => {
+        times.push(sharedNow() - (new Float64Array(m.data)[0] - offsetMs))
         if (times.length < count) return
         worker.terminate()
         resolve(summary(times))
       }
+      worker.postMessage({ count })
     }
-    worker.postMessage({ count })
+    worker.postMessage('port')
   })
 }
 
@@ -267,6 +286,7 @@ async function streamingDatabase(what: string) {
  */
 async function commitToFrame(commits: number, budgetMs: number): Promise<BenchResults['commitToFrame']> {
   const { db, stream, consumer } = await streamingDatabase('latency')
+  const before = await clockOffset(async () => (await db.stats()).clock)
   const base = consumer.state.commits
   const total: number[] = []
   const query: number[] = []
@@ -286,7 +306,9 @@ async function commitToFrame(commits: number, budgetMs: number): Promise<BenchRe
     frames.push(consumer.state.committed[base + i])
   }
   // Each commit became durable with the first flush that reached its end LSN.
-  const durableAt = (await db.stats()).durableAt.map((d) => ({ lsn: parseLsn(d.lsn)!, at: d.at }))
+  const clockAfter = await clockOffset(async () => (await db.stats()).clock)
+  const offsetMs = (before.offsetMs + clockAfter.offsetMs) / 2
+  const durableAt = (await db.stats()).durableAt.map((d) => ({ lsn: parseLsn(d.lsn)!, at: d.at - offsetMs }))
   const fromDurable = frames.map((f) => {
     const d = durableAt.find((e) => e.lsn >= f.endLsn)
     if (!d) throw new Error(`no flush record covers the commit ending at ${f.endLsn}`)
@@ -297,6 +319,7 @@ async function commitToFrame(commits: number, budgetMs: number): Promise<BenchRe
   return {
     planned: commits,
     ...summary(fromDurable),
+    clock: { before, after: clockAfter },
     writeToFrame: summary(total),
     queryP50: percentile(query, 50),
     queryP95: percentile(query, 95),
@@ -387,7 +410,7 @@ window.runBench = async ({ quick }: BenchOptions): Promise<BenchResults> => {
   const bootResult = await boot(quick ? 1 : 3)
 
   const trip = await roundTrip(quick ? 50 : 200, 20)
-  log(`round trip: p50 ${(trip.p50 * 1000).toFixed(0)} µs; shared clock: one-way p50 ${trip.clock.oneWayP50Us.toFixed(0)} µs, worst sample ${trip.clock.outsideUs.toFixed(0)} µs outside its round trip`)
+  log(`round trip: p50 ${(trip.p50 * 1000).toFixed(0)} µs; echo worker clock offset ${trip.clock.offsetMs.toFixed(3)} ± ${trip.clock.boundMs.toFixed(3)} ms`)
   const latency = await commitToFrame(quick ? 50 : 200, limits.latencyMs)
   log(`commit-to-frame: ${latency.samples} commits, p50 ${latency.p50.toFixed(3)} ms, p95 ${latency.p95.toFixed(3)} ms from durable; write-to-frame p50 ${latency.writeToFrame.p50.toFixed(2)} ms`)
 

@@ -300,6 +300,8 @@ export function makeApi() {
         durableLsn: formatLsn(positionLsn(e.commits.position())),
         /** When recent flushes made positions durable (see GroupCommit.durableAt). */
         durableAt: e.commits.durableAt.map((d) => ({ lsn: formatLsn(positionLsn(d.position)), at: d.at })),
+        /** This worker's performance.timeOrigin + performance.now(), the clock durableAt uses. */
+        clock: performance.timeOrigin + performance.now(),
         streams: [...streams.values()].map((w) => ({ ...w.posted, buffered: w.buffered })),
         boot: e.boot,
       }
