@@ -9,6 +9,7 @@ import { positionLsn } from '../../src/worker/replication/positions'
 import { GroupCommit } from '../../src/worker/storage/group-commit'
 import { run } from '../../src/worker/replication/exclusive'
 import { recordStream } from '../support/stream'
+import { pgTimestampFromDate } from '../../src/shared/pgoutput'
 
 /**
  * A flush whose write to storage waits until the test releases it; flushes are
@@ -149,6 +150,7 @@ describe('group commit', () => {
     for (const fr of rec.frames) if (fr.tag === 'k') expect(fr.walEnd < positionLsn(BigInt(p))).toBe(true)
     const flushing = gc.durable()
     await f.nextStart()
+    const releasedAfter = pgTimestampFromDate(Date.now())
     f.releaseOne()
     await flushing
     // The flush released what was read ahead: Begin, Relation, Insert, Commit in order.
@@ -156,6 +158,8 @@ describe('group commit', () => {
     expect(session.heldFrames).toBe(0)
     const tags = rec.frames.filter((fr) => fr.tag === 'w').map((fr) => String.fromCharCode(fr.data[0]))
     expect(tags).toEqual(['B', 'R', 'I', 'C'])
+    // Their clock is when they went out, not when they were read and encoded.
+    for (const fr of rec.frames) if (fr.tag === 'w') expect(fr.clock >= releasedAfter).toBe(true)
     session.stop()
     await done
   })

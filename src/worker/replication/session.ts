@@ -74,6 +74,9 @@ const ACTIONS: Record<string, Action | undefined> = { I: 'insert', U: 'update', 
 
 const pgNow = (): bigint => pgTimestampFromDate(Date.now())
 
+/** Where send() puts XLogData's clock: after 'd', the length, 'w', walStart and walEnd. */
+const XLOGDATA_CLOCK_OFFSET = 1 + 4 + 1 + 8 + 8
+
 export class ReplicationSession {
   readonly done: Promise<void>
   private stopped = false
@@ -366,8 +369,14 @@ export class ReplicationSession {
   private release(): void {
     if (this.stopped) return
     const durable = this.opts.durability!.position()
+    const now = pgNow()
     let n = 0
-    while (n < this.held.length && this.held[n].until <= durable) this.writer.write(this.held[n++].bytes)
+    while (n < this.held.length && this.held[n].until <= durable) {
+      const bytes = this.held[n++].bytes
+      // XLogData's clock is the time of transmission: now, not when it was encoded.
+      new DataView(bytes.buffer, bytes.byteOffset).setBigInt64(XLOGDATA_CLOCK_OFFSET, now)
+      this.writer.write(bytes)
+    }
     if (n === 0) return
     this.held.splice(0, n)
     // Durable from this moment: out now, ahead of whatever else the flush's completion wakes.
