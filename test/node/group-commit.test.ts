@@ -16,7 +16,7 @@ import { pgTimestampFromDate } from '../../src/shared/pgoutput'
  * numbered 1, 2, ... in start order. Its "copy" is the ids of table t, read
  * under the lock the flush holds while copying.
  */
-function controlledFlush() {
+function controlledFlush(db: PGlite) {
   const pending: { index: number; resolve: () => void }[] = []
   const completed: number[] = []
   let started = 0
@@ -24,10 +24,9 @@ function controlledFlush() {
   return {
     /** Ids of table t in each flush's snapshot (read under the lock the flush holds). */
     covered: new Map<number, Set<number>>(),
-    db: null as PGlite | null,
     async flush() {
       const index = ++started
-      const r = await run(this.db!, 'SELECT id FROM t', false)
+      const r = await run(db, 'SELECT id FROM t', false)
       this.covered.set(index, new Set(r.sets[0].map(([id]) => Number(id))))
       const durable = new Promise<void>((resolve) => pending.push({ index, resolve }))
       onStart?.()
@@ -50,6 +49,12 @@ function controlledFlush() {
   }
 }
 
+/** Group commit over a controlled flush. */
+function gatedCommit(db: PGlite) {
+  const f = controlledFlush(db)
+  return { f, gc: new GroupCommit(db, () => f.flush()) }
+}
+
 describe('group commit', () => {
   let db: PGlite
   beforeEach(async () => {
@@ -60,9 +65,7 @@ describe('group commit', () => {
   afterEach(() => db.close())
 
   it('concurrent writes share flushes, and each resolves only after a flush that began after its commit', async () => {
-    const f = controlledFlush()
-    f.db = db
-    const gc = new GroupCommit(db, () => f.flush())
+    const { f, gc } = gatedCommit(db)
     const WRITERS = 20
     let finished = 0
     const violations: number[] = []
@@ -86,9 +89,7 @@ describe('group commit', () => {
   })
 
   it('statements run while a flush writes its copy; they are durable only after the next flush', async () => {
-    const f = controlledFlush()
-    f.db = db
-    const gc = new GroupCommit(db, () => f.flush())
+    const { f, gc } = gatedCommit(db)
     await db.query('INSERT INTO t VALUES (1)')
     const first = gc.durable()
     await f.nextStart()
@@ -109,9 +110,7 @@ describe('group commit', () => {
   })
 
   it('skips the flush when nothing was written since the last one', async () => {
-    const f = controlledFlush()
-    f.db = db
-    const gc = new GroupCommit(db, () => f.flush())
+    const { f, gc } = gatedCommit(db)
     await db.query('INSERT INTO t VALUES (1)')
     const d = gc.durable()
     await f.nextStart()
@@ -123,9 +122,7 @@ describe('group commit', () => {
   })
 
   it('a stream carries a commit only after a flush made it durable', async () => {
-    const f = controlledFlush()
-    f.db = db
-    const gc = new GroupCommit(db, () => f.flush())
+    const { f, gc } = gatedCommit(db)
     await db.exec('CREATE PUBLICATION p FOR ALL TABLES')
     await handleReplicationQuery('CREATE_REPLICATION_SLOT gated LOGICAL pgoutput', db, { mode: 'postgres' })
     const rec = recordStream()

@@ -91,6 +91,8 @@ class Pruner {
     ),
   )
   private timer: ReturnType<typeof setTimeout> | null = null
+  /** Set by stop(): no prune starts after it. */
+  private stopped = false
   /** Slot count seen by the last prune: with slots, commits alone never move the horizon. */
   private slots = -1
   unsubscribe: () => void = () => {}
@@ -130,7 +132,6 @@ class Pruner {
     this.timer = null
     return this.runs.settled()
   }
-  private stopped = false
 }
 
 const pruners = new WeakMap<PGlite, Pruner>()
