@@ -176,6 +176,27 @@ describe('change log storage', () => {
     expect(await one(db, 'SELECT count(*)::int FROM _tabgres.statement_changes')).toBe(0)
   })
 
+  it('stores a large statement out of line uncompressed, also in a log created by an earlier version', async () => {
+    const db = await open()
+    const storage = () => db.query<{ attstorage: string }>(
+      `SELECT attstorage FROM pg_attribute WHERE attrelid = '_tabgres.statement_changes'::regclass
+        AND attname IN ('new_rows', 'old_rows', 'toast_unchanged') ORDER BY attname`)
+    // Earlier versions left the arrays compressible (STORAGE EXTENDED); opening again changes that.
+    await db.exec(`ALTER TABLE _tabgres.statement_changes ALTER COLUMN new_rows SET STORAGE EXTENDED`)
+    await installChangeTracking(db)
+    expect((await storage()).rows.map((r) => r.attstorage)).toEqual(['e', 'e', 'e'])
+    // Highly compressible rows: pglz would shrink them to a fraction.
+    await db.exec(`INSERT INTO t SELECT g, repeat('x', 100) FROM generate_series(1, 500) g`)
+    const { rows } = await db.query<{ compression: string | null; stored: number; raw: number }>(
+      `SELECT pg_column_compression(new_rows) AS compression, pg_column_size(new_rows) AS stored,
+              octet_length(new_rows::text) AS raw FROM _tabgres.statement_changes`)
+    expect(rows).toHaveLength(1)
+    expect(rows[0].compression).toBeNull()
+    expect(rows[0].stored).toBeGreaterThan(500 * 100)
+    expect((await changes(db)).map((c) => c.new_row)).toEqual(
+      Array.from({ length: 500 }, (_, k) => `(${k + 1},${'x'.repeat(100)})`))
+  })
+
   it('moves a change log stored a row per change (earlier versions) into statement rows on open', async () => {
     const db = await open()
     await db.exec(`INSERT INTO t VALUES (1, 'a'), (2, 'b')`)
