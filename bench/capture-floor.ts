@@ -10,8 +10,9 @@
 //   (no sequence number, transaction id, or output-settings guard);
 // - text: that trigger plus only turning the rows into record text, stored
 //   nowhere (what storing values as PostgreSQL's text output costs);
-// - typed: the rows kept as an array of the table's own row type, without
-//   text (cheaper, but the table's row type then cannot change).
+// - typed: the rows built as an array of the table's own row type instead of
+//   text, stored nowhere (cheaper; but a log holding values of that type would
+//   stop the table from being altered or dropped).
 //
 // Each sample runs on a fresh database, warmed up, with only it open; the
 // variants take turns and the minimum of the samples is reported (the
