@@ -24,8 +24,8 @@
 
 import { PGlite } from '@electric-sql/pglite'
 import { mkdirSync, writeFileSync } from 'node:fs'
-import { performance } from 'node:perf_hooks'
 import { installChangeTracking } from '../src/worker/replication/change-tracker'
+import { bulkInsert, ITEMS_TABLE, rowInserts } from './capture-workload'
 
 const quick = process.argv.includes('--quick')
 const server = process.argv.includes('--server')
@@ -33,7 +33,6 @@ const ROWS = quick ? 1000 : 3000
 const BULK = 10_000
 const SAMPLES = quick ? 3 : 7
 
-const TABLE = `CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, qty int, price numeric(10,2), at timestamptz DEFAULT now())`
 const RECORD = `ROW(r.id, r.name, r.qty, r.price, r.at)`
 
 /** A statement trigger with a transition table running `body` (PL/pgSQL). */
@@ -54,35 +53,14 @@ const VARIANTS: Record<string, (db: PGlite) => Promise<unknown>> = {
   typed: (db) => db.exec(statementTrigger(`PERFORM array_agg(${RECORD}::items) FROM new_rows r;`)),
 }
 
-async function rowInserts(db: PGlite, from: number): Promise<number> {
-  const t0 = performance.now()
-  if (server) {
-    await db.exec(`DO $$ BEGIN FOR i IN ${from}..${from + ROWS - 1} LOOP
-      INSERT INTO items (id, name, qty, price) VALUES (i, 'row ' || i, i, 12.50); END LOOP; END $$`)
-  } else {
-    await db.transaction(async (tx) => {
-      for (let i = from; i < from + ROWS; i++) {
-        await tx.query('INSERT INTO items (id, name, qty, price) VALUES ($1, $2, $3, $4)', [i, `row ${i}`, i, '12.50'])
-      }
-    })
-  }
-  return performance.now() - t0
-}
-
-async function bulkInsert(db: PGlite, from: number): Promise<number> {
-  const t0 = performance.now()
-  await db.query(`INSERT INTO items (id, name, qty, price) SELECT g, 'bulk ' || g, g, 12.5 FROM generate_series(${from}, ${from + BULK - 1}) g`)
-  return performance.now() - t0
-}
-
 async function sample(variant: string) {
   const db = new PGlite()
-  await db.exec(TABLE)
+  await db.exec(ITEMS_TABLE)
   await VARIANTS[variant](db)
-  await rowInserts(db, 1_000_000)
-  await bulkInsert(db, 2_000_000)
-  const row = await rowInserts(db, 3_000_000)
-  const bulk = await bulkInsert(db, 4_000_000)
+  await rowInserts(db, 1_000_000, ROWS, server)
+  await bulkInsert(db, 2_000_000, BULK)
+  const row = await rowInserts(db, 3_000_000, ROWS, server)
+  const bulk = await bulkInsert(db, 4_000_000, BULK)
   await db.close()
   return { row, bulk }
 }

@@ -8,14 +8,13 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
 import { installChangeTracking } from '../src/worker/replication/change-tracker'
 import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../src/worker/replication/handler'
+import { bulkInsert, ITEMS_TABLE, rowInserts } from './capture-workload'
 
 const quick = process.argv.includes('--quick')
 const LATENCY_COMMITS = quick ? 100 : 500
 const ROW_INSERTS = quick ? 1000 : 5000
 const BULK_ROWS = 10_000
 const REPS = quick ? 3 : 5
-
-const TABLE = `CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, qty int, price numeric(10,2), at timestamptz DEFAULT now())`
 
 function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b)
@@ -63,7 +62,7 @@ async function streaming(db: PGlite) {
 
 async function fresh(capture: boolean): Promise<PGlite> {
   const db = new PGlite()
-  await db.exec(TABLE)
+  await db.exec(ITEMS_TABLE)
   if (capture) {
     await installChangeTracking(db)
     await db.exec('CREATE PUBLICATION bench FOR ALL TABLES')
@@ -105,22 +104,6 @@ async function throughput() {
   return runs
 }
 
-async function rowInserts(db: PGlite, offset: number): Promise<number> {
-  const t0 = performance.now()
-  await db.transaction(async (tx) => {
-    for (let i = 0; i < ROW_INSERTS; i++) {
-      await tx.query('INSERT INTO items (id, name, qty, price) VALUES ($1, $2, $3, $4)', [offset + i, `row ${i}`, i, '12.50'])
-    }
-  })
-  return performance.now() - t0
-}
-
-async function bulkInsert(db: PGlite, offset: number): Promise<number> {
-  const t0 = performance.now()
-  await db.query(`INSERT INTO items (id, name, qty, price) SELECT g, 'bulk ' || g, g, 12.5 FROM generate_series(${offset}, ${offset + BULK_ROWS - 1}) g`)
-  return performance.now() - t0
-}
-
 async function overhead() {
   const plain = await fresh(false)
   const captured = await fresh(true)
@@ -129,10 +112,10 @@ async function overhead() {
   // Alternate the two databases so machine noise hits both alike.
   for (let r = 0; r < REPS; r++) {
     const off = r * 100_000 + 10_000_000
-    row.plain.push(await rowInserts(plain, off))
-    row.captured.push(await rowInserts(captured, off))
-    bulk.plain.push(await bulkInsert(plain, off + 50_000))
-    bulk.captured.push(await bulkInsert(captured, off + 50_000))
+    row.plain.push(await rowInserts(plain, off, ROW_INSERTS))
+    row.captured.push(await rowInserts(captured, off, ROW_INSERTS))
+    bulk.plain.push(await bulkInsert(plain, off + 50_000, BULK_ROWS))
+    bulk.captured.push(await bulkInsert(captured, off + 50_000, BULK_ROWS))
   }
   await plain.close()
   await captured.close()
