@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { getChangesSince, installChangeTracking } from '../../src/worker/replication/change-tracker'
 import { handleReplicationQuery } from '../../src/worker/replication/handler'
 import { idle } from '../../src/worker/replication/exclusive'
-import { pruneChangeLog, stopPruning, type Retention } from '../../src/worker/replication/prune'
+import { pruneChangeLog, slotHorizon, stopPruning, type Retention } from '../../src/worker/replication/prune'
 import { Consumer } from '../support/consumer'
 
 let db: PGlite | undefined
@@ -20,7 +20,7 @@ afterEach(async () => {
 
 /** One prune; callers stop background pruning first (acknowledgements and commits start one), so the result is this prune's. */
 async function pruneOnce(db: PGlite, retention: Retention) {
-  return idle(db, (s) => pruneChangeLog(s, retention), true)
+  return idle(db, (s) => pruneChangeLog(s, retention, slotHorizon(db)), true)
 }
 
 async function open(): Promise<PGlite> {

@@ -291,7 +291,7 @@ describe('slots in use', () => {
     expect(dropped).toBe(false)
     await s.stop()
     expect((await drop)![0]).toBe(0x43) // CommandComplete
-    expect((await db.query(`SELECT count(*)::int AS n FROM _tabgres.slots WHERE slot_name = '${s.slot}'`)).rows[0]).toEqual({ n: 0 })
+    expect((await db.query(`SELECT count(*)::int AS n FROM pg_replication_slots WHERE slot_name = '${s.slot}'`)).rows[0]).toEqual({ n: 0 })
   })
 })
 

@@ -205,7 +205,8 @@ LANGUAGE plpgsql AS $$
 BEGIN
   UPDATE _tabgres.xacts SET last_seq = _tabgres.position(), commit_time = clock_timestamp()
    WHERE xid = NEW.xid;
-  PERFORM pg_notify('${COMMIT_CHANNEL}', '');
+  -- The payload is the commit's position (replication/notifier.ts keeps it).
+  PERFORM pg_notify('${COMMIT_CHANNEL}', _tabgres.position()::text);
   RETURN NULL;
 END $$;
 

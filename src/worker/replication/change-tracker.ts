@@ -4,8 +4,13 @@
 
 import type { PGlite } from '@electric-sql/pglite'
 import { INSTALL_SQL, SEARCH_PATH, TRACK_ALL_SQL, searchPathSql } from '../capture/schema.sql'
-import { SLOTS_ON_OPEN_SQL, SLOTS_SQL } from '../capture/slots.sql'
+import { LEGACY_SLOTS_SQL, SLOTS_SQL } from '../capture/slots.sql'
+import { Backend, hasBackend, setBackend, type BackendOptions } from '../backend/backend'
+import { parseLsn } from '../../shared/lsn'
+import { run } from './exclusive'
+import { startCommitSignal } from './notifier'
 import { startPruning, type Retention } from './prune'
+import type { SlotState } from './slot-store'
 
 export interface ChangeRecord {
   id: number
@@ -34,6 +39,8 @@ export interface TrackingOptions {
    * changes every slot has acknowledged are pruned.
    */
   retention?: Retention
+  /** How sessions share the backend (see backend/backend.ts). */
+  backend?: BackendOptions
 }
 
 /**
@@ -47,7 +54,27 @@ export async function installChangeTracking(db: PGlite, options: TrackingOptions
   await db.exec(SLOTS_SQL)
   await db.exec(searchPathSql(rows[0].db))
   await db.exec(TRACK_ALL_SQL)
-  await db.exec(SLOTS_ON_OPEN_SQL)
+  if (!hasBackend(db)) {
+    const query = async (sql: string) => (await db.runExclusive(() => run(db, sql, false))).sets
+    const legacy = (await db.query<{ t: boolean }>(`SELECT to_regclass('_tabgres.slots') IS NOT NULL AS t`)).rows[0].t
+    const migrate: SlotState[] = legacy
+      ? (await query(LEGACY_SLOTS_SQL))[0].map(([name, plugin, temporary, confirmed, restart, created]) => ({
+          name: name!,
+          plugin: plugin!,
+          temporary: temporary === 'true',
+          confirmedFlush: parseLsn(confirmed!)!,
+          restart: parseLsn(restart!)!,
+          createdAt: new Date(created!).toISOString(),
+          activePid: null,
+          inactiveSince: new Date().toISOString(),
+        }))
+      : []
+    const backend = await Backend.open(db, query, migrate, options.backend)
+    if (legacy) await db.exec('DROP TABLE _tabgres.slots')
+    setBackend(db, backend)
+    const [[position]] = (await query('SELECT _tabgres.position()'))[0]
+    await startCommitSignal(db, BigInt(position!))
+  }
   installed.add(db)
   await startPruning(db, options.retention ?? 'keep')
 }

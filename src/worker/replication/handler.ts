@@ -17,11 +17,12 @@ import {
 } from '../wire/backend'
 import { isChangeTrackingInstalled } from './change-tracker'
 import { parseReplicationCommand, isReplicationCommand, type ReplicationCommand } from './commands'
-import { idle, literal } from './exclusive'
+import { BUSY, idle, literal, whenIdle, type IdleSession } from './exclusive'
+import { committedPosition } from './notifier'
 import { positionLsn } from './positions'
 import { ReplicationSession, type DurabilityGate, type ReplicationWriter, type StreamOptions } from './session'
-import { readPosition } from './reader'
-import { deleteSlot, insertSlot, isSlotActive, readSlot, slotInUse, slotReleased, unknownSlot } from './slots'
+import { isSlotActive, slotActivePid, slotInUse, slotReleased, unknownSlot } from './slots'
+import { backendOf } from '../backend/backend'
 import { schedulePrune } from './prune'
 import { parseStartOptions } from './start-options'
 
@@ -31,9 +32,8 @@ export { ReplicationSession } from './session'
 /** The system identifier IDENTIFY_SYSTEM reports (stable; PGlite has no control file id). */
 export const SYSTEM_ID = '1234567890'
 
-async function currentPosition(db: PGlite): Promise<Lsn> {
-  return positionLsn(await idle(db, readPosition))
-}
+/** The process id of the worker API and other callers without a wire session (pg_replication_slots.active_pid). */
+export const API_PID = 1
 
 function requireTracking(db: PGlite): void {
   if (!isChangeTrackingInstalled(db)) {
@@ -45,24 +45,38 @@ function requireTracking(db: PGlite): void {
   }
 }
 
-/** Settings a replication client may SHOW, as a PostgreSQL 15 walsender reports them. */
-async function showSetting(db: PGlite, name: string): Promise<string> {
-  if (name === 'wal_level') return 'logical'
-  const rows = await idle(db, (s) => s.query(`SELECT pg_catalog.current_setting(${literal(name)}, true)`))
-  const v = rows[0]?.[0]
-  if (v === null || v === undefined) {
-    throw new PgError({ code: SqlState.undefinedObject, message: `unrecognized configuration parameter "${name}"` })
-  }
-  return v
-}
-
 export type CompatibilityMode = 'postgres' | 'orez'
 
-async function runCommand(cmd: ReplicationCommand, db: PGlite, mode: CompatibilityMode): Promise<Uint8Array[]> {
+/** Who runs a command: what a walsender session knows about itself. */
+export interface CommandContext {
+  mode?: CompatibilityMode
+  /** The session's process id (active_pid of what it streams). */
+  pid?: number
+  /** SHOW's answer from the session's own settings; without one, the server's. */
+  show?: (name: string) => string
+  /** A slot exported its snapshot (CREATE_REPLICATION_SLOT's default): the name to report, or null. */
+  exportSnapshot?: (slot: string, consistentPoint: Lsn) => string | null
+}
+
+/** Settings a replication client may SHOW, as a PostgreSQL 15 walsender reports them. */
+export function showSetting(db: PGlite, name: string): string {
+  if (name.toLowerCase() === 'wal_level') return 'logical'
+  const { gucs } = backendOf(db)
+  const def = gucs.get(name)
+  if (!def) throw new PgError({ code: SqlState.undefinedObject, message: `unrecognized configuration parameter "${name}"` })
+  return gucs.show(name, def.boot)
+}
+
+/**
+ * Walsender commands, answered from the engine's own state: none of them
+ * needs the backend, which another session's open transaction may hold.
+ */
+async function runCommand(cmd: ReplicationCommand, db: PGlite, ctx: CommandContext): Promise<Uint8Array[]> {
+  const mode = ctx.mode ?? 'orez'
   switch (cmd.kind) {
     case 'IDENTIFY_SYSTEM': {
-      const { rows } = await db.query<{ db: string }>('SELECT current_database() AS db')
-      const xlogpos = formatLsn(await currentPosition(db))
+      requireTracking(db)
+      const xlogpos = formatLsn(positionLsn(committedPosition(db)))
       return resultSet(
         [
           { name: 'systemid', ...TEXT_FIELD },
@@ -70,12 +84,15 @@ async function runCommand(cmd: ReplicationCommand, db: PGlite, mode: Compatibili
           { name: 'xlogpos', ...TEXT_FIELD },
           { name: 'dbname', ...TEXT_FIELD },
         ],
-        [[SYSTEM_ID, '1', xlogpos, rows[0].db]],
+        [[SYSTEM_ID, '1', xlogpos, backendOf(db).database]],
         'IDENTIFY_SYSTEM',
       )
     }
-    case 'SHOW':
-      return resultSet([{ name: cmd.name, ...TEXT_FIELD }], [[await showSetting(db, cmd.name)]], 'SHOW')
+    case 'SHOW': {
+      requireTracking(db)
+      const value = ctx.show ? ctx.show(cmd.name) : showSetting(db, cmd.name)
+      return resultSet([{ name: cmd.name, ...TEXT_FIELD }], [[value]], 'SHOW')
+    }
     case 'CREATE_REPLICATION_SLOT': {
       requireTracking(db)
       if (cmd.physical) {
@@ -88,19 +105,11 @@ async function runCommand(cmd: ReplicationCommand, db: PGlite, mode: Compatibili
           hint: 'tabgres implements the pgoutput plugin.',
         })
       }
-      const at = await idle(
-        db,
-        async (s) => {
-          const pos = positionLsn(await readPosition(s))
-          await insertSlot(s, cmd.slot, cmd.temporary, pos)
-          return pos
-        },
-        true,
-      )
-      // tabgres has one backend, so every later read sees the slot's consistent
-      // point; the snapshot name is reported for protocol compatibility.
-      let snapshot: string | null =
-        cmd.snapshot === 'export' ? `00000001-${(at & 0xffffffffn).toString(16).toUpperCase().padStart(8, '0')}-1` : null
+      // The consistent point is the committed position: whatever transaction
+      // is open now (and holds the backend) commits above it and is streamed.
+      const at = positionLsn(committedPosition(db))
+      backendOf(db).slots.create(cmd.slot, cmd.temporary, at)
+      let snapshot: string | null = cmd.snapshot === 'export' ? (ctx.exportSnapshot?.(cmd.slot, at) ?? null) : null
       // orez answered every slot with a snapshot name; its clients read no NULL here.
       if (snapshot === null && mode === 'orez') snapshot = ''
       return resultSet(
@@ -111,15 +120,32 @@ async function runCommand(cmd: ReplicationCommand, db: PGlite, mode: Compatibili
     }
     case 'DROP_REPLICATION_SLOT': {
       requireTracking(db)
+      const slots = backendOf(db).slots
+      if (!slots.get(cmd.slot)) throw unknownSlot(cmd.slot)
       if (isSlotActive(db, cmd.slot)) {
-        if (!cmd.wait) throw slotInUse(cmd.slot)
+        if (!cmd.wait) throw slotInUse(cmd.slot, slotActivePid(db, cmd.slot))
         await slotReleased(db, cmd.slot)
       }
-      const dropped = await idle(db, (s) => deleteSlot(s, cmd.slot), true)
-      if (!dropped) throw unknownSlot(cmd.slot)
+      slots.drop(cmd.slot)
       // The dropped slot may have held the pruning horizon back.
       schedulePrune(db)
       return [commandComplete('DROP_REPLICATION_SLOT')]
+    }
+    case 'READ_REPLICATION_SLOT': {
+      requireTracking(db)
+      // PostgreSQL 15 answers physical slots only: a row of NULLs for an unknown name.
+      if (backendOf(db).slots.get(cmd.slot)) {
+        throw new PgError({ code: SqlState.featureNotSupported, message: 'cannot use READ_REPLICATION_SLOT with a logical replication slot' })
+      }
+      return resultSet(
+        [
+          { name: 'slot_type', ...TEXT_FIELD },
+          { name: 'restart_lsn', ...TEXT_FIELD },
+          { name: 'restart_tli', ...INT4_FIELD },
+        ],
+        [[null, null, null]],
+        'READ_REPLICATION_SLOT',
+      )
     }
     case 'START_REPLICATION':
       throw new PgError({ code: SqlState.protocolViolation, message: 'START_REPLICATION must be run with handleStartReplication' })
@@ -138,11 +164,11 @@ async function runCommand(cmd: ReplicationCommand, db: PGlite, mode: Compatibili
 export async function handleReplicationQuery(
   query: string,
   db: PGlite,
-  options: { mode?: CompatibilityMode } = {},
+  options: CommandContext = {},
 ): Promise<Uint8Array | null> {
   try {
     if (isReplicationCommand(query)) {
-      return concatBytes(await runCommand(parseReplicationCommand(query), db, options.mode ?? 'orez'))
+      return concatBytes(await runCommand(parseReplicationCommand(query), db, options))
     }
     // Role attributes have no meaning in a single-user embedded database.
     if (/^\s*ALTER\s+(ROLE|USER)\s+\S+\s+(NO)?REPLICATION\s*;?\s*$/i.test(query)) {
@@ -186,6 +212,8 @@ export interface StartReplicationOptions {
   durability?: DurabilityGate
   /** Called with the session once streaming starts, to feed client CopyData/CopyDone. */
   onSession?: (session: ReplicationSession) => void
+  /** The streaming session's process id (pg_replication_slots.active_pid). */
+  pid?: number
 }
 
 /**
@@ -229,32 +257,49 @@ async function startSession(
   const slotName = cmd.slot
   const lenient = mode === 'orez'
   const start = parseStartOptions(cmd.options, lenient)
-  const streamOpts = await idle(db, async (s): Promise<StreamOptions> => {
-    let slot = await readSlot(s, slotName)
-    if (!slot) {
-      if (!lenient) throw unknownSlot(slotName)
-      slot = await insertSlot(s, slotName, true, positionLsn(await readPosition(s)))
+  const pid = options.pid ?? API_PID
+  const store = backendOf(db).slots
+  let slot = store.get(slotName)
+  if (!slot) {
+    if (!lenient) throw unknownSlot(slotName)
+    slot = store.create(slotName, true, positionLsn(committedPosition(db)))
+  }
+  if (isSlotActive(db, slotName)) throw slotInUse(slotName, slotActivePid(db, slotName))
+  // Unknown publications fail the command when the backend is free to say
+  // so now; when another session holds it, the stream checks at its first
+  // read instead (as PostgreSQL's pgoutput does, at the first change), so
+  // the command itself never waits.
+  let verify = start.publications
+  if (verify) {
+    const missing = await whenIdle(db, (s) => missingPublication(s, verify!))
+    if (missing !== BUSY) {
+      if (missing !== null) throw noSuchPublication(missing)
+      verify = null
     }
-    if (start.publications) {
-      const rows = await s.query(
-        `SELECT p FROM unnest(ARRAY[${start.publications.map(literal).join(',')}]::text[]) p WHERE p NOT IN (SELECT pubname FROM pg_publication)`,
-      )
-      if (rows.length) {
-        throw new PgError({ code: SqlState.undefinedObject, message: `publication "${rows[0][0]}" does not exist` })
-      }
-    }
-    return {
-      slot: slotName,
-      temporarySlot: slot.temporary,
-      startLsn: cmd.startLsn,
-      confirmedFlush: slot.confirmedFlush,
-      publications: start.publications,
-      messages: start.messages,
-      keepaliveMs: options.keepaliveMs,
-      durability: options.durability,
-    }
-  })
-  if (isSlotActive(db, slotName)) throw slotInUse(slotName)
+  }
   writer.write(copyBothResponse())
-  return new ReplicationSession(db, writer, streamOpts)
+  return new ReplicationSession(db, writer, {
+    slot: slotName,
+    pid,
+    temporarySlot: slot.temporary,
+    startLsn: cmd.startLsn,
+    confirmedFlush: slot.confirmedFlush,
+    publications: start.publications,
+    verifyPublications: verify,
+    messages: start.messages,
+    keepaliveMs: options.keepaliveMs,
+    durability: options.durability,
+  })
+}
+
+export function noSuchPublication(name: string): PgError {
+  return new PgError({ code: SqlState.undefinedObject, message: `publication "${name}" does not exist` })
+}
+
+/** The first of `names` that is not a publication, or null. */
+export async function missingPublication(s: IdleSession, names: string[]): Promise<string | null> {
+  const rows = await s.query(
+    `SELECT p FROM unnest(ARRAY[${names.map(literal).join(',')}]::text[]) p WHERE p NOT IN (SELECT pubname FROM pg_publication)`,
+  )
+  return rows.length ? rows[0][0] : null
 }

@@ -16,7 +16,8 @@
 // deleted from, so their pages are reused and storage stays bounded.
 
 import type { PGlite } from '@electric-sql/pglite'
-import { parseLsn } from '../../shared/lsn'
+import type { Lsn } from '../../shared/lsn'
+import { backendOf } from '../backend/backend'
 import { idle, type IdleSession } from './exclusive'
 import { subscribeCommits } from './notifier'
 import { seqAtOrBelow } from './positions'
@@ -38,19 +39,22 @@ export interface PruneResult {
  * The newest sequence number that no slot needs, or null when nothing may be
  * pruned. `minConfirmed` is null when there is no slot.
  */
-export function pruneHorizon(minConfirmed: bigint | null, position: bigint, retention: Retention): bigint | null {
+export function pruneHorizon(minConfirmed: Lsn | null, position: bigint, retention: Retention): bigint | null {
   if (minConfirmed === null) return retention === 'discard' ? position : null
   return seqAtOrBelow(minConfirmed)
 }
 
-/** Prune once; runs between application transactions (see ./exclusive.ts). */
-export async function pruneChangeLog(s: IdleSession, retention: Retention): Promise<PruneResult> {
-  const [[minConfirmed, slotCount]] = await s.query(
-    'SELECT min(confirmed_flush_lsn)::text, count(*) FROM _tabgres.slots',
-  )
-  const slots = Number(slotCount)
-  const horizon = pruneHorizon(minConfirmed === null ? null : parseLsn(minConfirmed), await readPosition(s), retention)
-  if (horizon === null || horizon < 0n) return { cut: -1n, changes: 0, transactions: 0, slots }
+/**
+ * Prune once; runs between application transactions (see ./exclusive.ts).
+ * `slots` is the slot store's state: the lowest confirmed position and the count.
+ */
+export async function pruneChangeLog(
+  s: IdleSession,
+  retention: Retention,
+  slots: { minConfirmed: Lsn | null; count: number },
+): Promise<PruneResult> {
+  const horizon = pruneHorizon(slots.minConfirmed, await readPosition(s), retention)
+  if (horizon === null || horizon < 0n) return { cut: -1n, changes: 0, transactions: 0, slots: slots.count }
   // Never cut through a transaction: stop before the first one that ends above the horizon.
   const cut = await resumePoint(s, horizon)
   const [[changes, transactions]] = await s.query(`
@@ -70,7 +74,13 @@ export async function pruneChangeLog(s: IdleSession, retention: Retention): Prom
   if (Number(changes) + Number(transactions) > 0) {
     await s.query('VACUUM _tabgres.statement_changes, _tabgres.xacts')
   }
-  return { cut, changes: Number(changes), transactions: Number(transactions), slots }
+  return { cut, changes: Number(changes), transactions: Number(transactions), slots: slots.count }
+}
+
+/** What pruning needs of the slot store: the lowest confirmed position and how many slots there are. */
+export function slotHorizon(db: PGlite): { minConfirmed: Lsn | null; count: number } {
+  const store = backendOf(db).slots
+  return { minConfirmed: store.minConfirmed(), count: store.list().length }
 }
 
 /** Commits that may arrive before a no-slot prune runs (they are pruned together). */
@@ -78,7 +88,10 @@ const COMMIT_PRUNE_DELAY_MS = 100
 
 class Pruner {
   private readonly runs = new SerialRuns(() =>
-    idle(this.db, (s) => pruneChangeLog(s, this.retention), true).then(
+    idle(this.db, (s) => {
+      // Read inside the idle turn: a slot created or confirmed meanwhile counts.
+      return pruneChangeLog(s, this.retention, slotHorizon(this.db))
+    }, true).then(
       (r) => {
         this.slots = r.slots
         this.last = r

@@ -26,7 +26,9 @@ import { changeMessage, relationMessages, hexToBytes } from './output'
 import { changeLsn, commitLsn, endLsn, positionLsn, seqAtOrBelow } from './positions'
 import { batchSql, parseBatch, resumePoint, type ChangeRow } from './reader'
 import { schedulePrune } from './prune'
-import { acquireSlot, confirmSlot, deleteSlot, markSlotActive, releaseSlot } from './slots'
+import { acquireSlot, releaseSlot } from './slots'
+import { backendOf } from '../backend/backend'
+import { missingPublication, noSuchPublication } from './handler'
 
 export interface ReplicationWriter {
   write(data: Uint8Array): void
@@ -55,12 +57,16 @@ export interface DurabilityGate {
 
 export interface StreamOptions {
   slot: string
+  /** The streaming session's process id (pg_replication_slots.active_pid). */
+  pid: number
   temporarySlot: boolean
   /** Requested start; the slot's confirmed_flush_lsn wins when greater. */
   startLsn: Lsn
   confirmedFlush: Lsn
   /** null streams every table (orez compatibility). */
   publications: string[] | null
+  /** Publications not yet checked to exist: the first read checks them (an error ends the stream). */
+  verifyPublications?: string[] | null
   messages: boolean
   /** Keepalive interval while idle (PostgreSQL: wal_sender_timeout / 2). */
   keepaliveMs?: number
@@ -107,11 +113,14 @@ export class ReplicationSession {
   /** Commit position of the transaction whose frames are being written. */
   private emitUntil = 0n
 
+  readonly pid: number
+
   constructor(
     private readonly db: PGlite,
     private readonly writer: ReplicationWriter,
     private readonly opts: StreamOptions,
   ) {
+    this.pid = opts.pid
     // Throws 55006 if another session streams from the slot. `done` is read by
     // waiters only after construction.
     acquireSlot(db, opts.slot, this)
@@ -179,8 +188,11 @@ export class ReplicationSession {
       }
     }, Math.min(250, keepaliveMs))
     try {
+      backendOf(this.db).slots.setActive(this.opts.slot, this.pid)
       this.afterSeq = await idle(this.db, async (s) => {
-        await markSlotActive(s, this.opts.slot, true)
+        const verify = this.opts.verifyPublications
+        const missing = verify ? await missingPublication(s, verify) : null
+        if (missing !== null) throw noSuchPublication(missing)
         return resumePoint(s, this.threshold)
       })
       this.pending = true
@@ -216,7 +228,7 @@ export class ReplicationSession {
     const lsn = this.pendingConfirm
     if (lsn === null || this.db.closed) return
     this.pendingConfirm = null
-    await idle(this.db, (s) => confirmSlot(s, this.opts.slot, lsn), true)
+    backendOf(this.db).slots.confirm(this.opts.slot, lsn)
     // An acknowledgement is a promise not to re-send: it must survive a crash.
     await this.opts.durability?.durable()
     // The horizon may have moved: what every slot has confirmed can go.
@@ -404,15 +416,12 @@ export class ReplicationSession {
     releaseSlot(this.db, this.opts.slot, this)
     if (this.db.closed) return
     const temporary = this.opts.temporarySlot
-    try {
-      if (temporary) {
-        await idle(this.db, (s) => deleteSlot(s, this.opts.slot), true)
-        schedulePrune(this.db)
-      } else {
-        await idle(this.db, (s) => markSlotActive(s, this.opts.slot, false))
-      }
-    } catch {
-      // The database closed meanwhile: an engine that opens it again resets both.
+    const slots = backendOf(this.db).slots
+    if (temporary) {
+      if (slots.get(this.opts.slot)) slots.drop(this.opts.slot)
+      schedulePrune(this.db)
+    } else {
+      slots.setActive(this.opts.slot, null)
     }
   }
 }

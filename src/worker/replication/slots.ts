@@ -1,22 +1,15 @@
-// Replication slots: persisted in _tabgres.slots; "active" is per process
-// (a slot is active while a session in this engine streams from it).
+// Replication slots: names, errors, and which session streams from a slot.
+// Their state is kept by ./slot-store.ts; "active" is per process (a slot is
+// active while a session in this engine streams from it).
 
 import type { PGlite } from '@electric-sql/pglite'
 import { PgError, SqlState } from '../../shared/errors'
-import { formatLsn, parseLsn, type Lsn } from '../../shared/lsn'
-import { literal, type IdleSession } from './exclusive'
-
-export interface Slot {
-  name: string
-  plugin: string
-  temporary: boolean
-  confirmedFlush: Lsn
-  restart: Lsn
-}
 
 /** A streaming session holding a slot; `done` settles when it releases the slot. */
 export interface SlotOwner {
   readonly done: Promise<unknown>
+  /** The process (session) that streams, as pg_replication_slots.active_pid shows it. */
+  readonly pid: number
 }
 
 const active = new WeakMap<PGlite, Map<string, SlotOwner>>()
@@ -48,63 +41,17 @@ export function unknownSlot(name: string): PgError {
   return new PgError({ code: SqlState.undefinedObject, message: `replication slot "${name}" does not exist` })
 }
 
-export function slotInUse(name: string): PgError {
+export function slotInUse(name: string, pid: number | null): PgError {
   return new PgError({
     code: SqlState.objectInUse,
-    message: `replication slot "${name}" is active for PID ${process_id}`,
+    message: `replication slot "${name}" is active for PID ${pid ?? 0}`,
   })
-}
-
-/** A stable stand-in for a backend PID: PGlite has one backend. */
-export const process_id = 1
-
-/** A slot by name; any name (PostgreSQL validates names only when creating: others are 42704). */
-export async function readSlot(s: IdleSession, name: string): Promise<Slot | null> {
-  const rows = await s.query(
-    `SELECT slot_name, plugin, temporary, confirmed_flush_lsn, restart_lsn FROM _tabgres.slots WHERE slot_name = ${literal(name)}`,
-  )
-  if (rows.length === 0) return null
-  const [n, plugin, temporary, confirmed, restart] = rows[0]
-  return { name: n!, plugin: plugin!, temporary: temporary === 't', confirmedFlush: parseLsn(confirmed!)!, restart: parseLsn(restart!)! }
-}
-
-export async function insertSlot(s: IdleSession, name: string, temporary: boolean, at: Lsn): Promise<Slot> {
-  validateSlotName(name)
-  if ((await readSlot(s, name)) !== null) {
-    throw new PgError({ code: SqlState.duplicateObject, message: `replication slot "${name}" already exists` })
-  }
-  const lsn = literal(formatLsn(at))
-  await s.query(
-    `INSERT INTO _tabgres.slots (slot_name, temporary, restart_lsn, confirmed_flush_lsn) VALUES (${literal(name)}, ${temporary}, ${lsn}, ${lsn})`,
-  )
-  return { name, plugin: 'pgoutput', temporary, confirmedFlush: at, restart: at }
-}
-
-export async function deleteSlot(s: IdleSession, name: string): Promise<boolean> {
-  const rows = await s.query(`DELETE FROM _tabgres.slots WHERE slot_name = ${literal(name)} RETURNING 1`)
-  return rows.length > 0
-}
-
-/** Advance confirmed_flush_lsn (never backwards). */
-export async function confirmSlot(s: IdleSession, name: string, lsn: Lsn): Promise<void> {
-  const l = literal(formatLsn(lsn))
-  await s.query(
-    `UPDATE _tabgres.slots SET confirmed_flush_lsn = ${l}, restart_lsn = ${l} WHERE slot_name = ${literal(name)} AND confirmed_flush_lsn < ${l}`,
-  )
-}
-
-/** Record liveness for pg_replication_slots (active, active_pid, inactive_since). */
-export async function markSlotActive(s: IdleSession, name: string, active: boolean): Promise<void> {
-  await s.query(
-    active
-      ? `UPDATE _tabgres.slots SET active_pid = ${process_id} WHERE slot_name = ${literal(name)}`
-      : `UPDATE _tabgres.slots SET active_pid = NULL, inactive_since = now() WHERE slot_name = ${literal(name)}`,
-  )
 }
 
 export function acquireSlot(db: PGlite, name: string, owner: SlotOwner): void {
   const m = activeSlots(db)
-  if (m.has(name) && m.get(name) !== owner) throw slotInUse(name)
+  const held = m.get(name)
+  if (held && held !== owner) throw slotInUse(name, held.pid)
   m.set(name, owner)
 }
 
@@ -115,6 +62,11 @@ export function releaseSlot(db: PGlite, name: string, owner: SlotOwner): void {
 
 export function isSlotActive(db: PGlite, name: string): boolean {
   return activeSlots(db).has(name)
+}
+
+/** The pid streaming from the slot, or null. */
+export function slotActivePid(db: PGlite, name: string): number | null {
+  return activeSlots(db).get(name)?.pid ?? null
 }
 
 /** Resolves when the session streaming from the slot (if any) has released it. */

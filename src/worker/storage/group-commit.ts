@@ -19,6 +19,7 @@ import { toPgError } from '../../shared/errors'
 import { run } from '../replication/exclusive'
 import type { DurabilityGate } from '../replication/session'
 import { SerialRuns } from '../serial-runs'
+import { backendOf, hasBackend } from '../backend/backend'
 
 /**
  * Copies the in-memory cluster's changes for storage; called under PGlite's
@@ -38,6 +39,8 @@ export class GroupCommit implements DurabilityGate {
   private durablePosition = 0n
   /** WAL insert position at the last flush. */
   private flushedWal: string | null = null
+  /** The slot file's version at the last flush (slots change outside the WAL). */
+  private flushedSlots = -1
   private readonly listeners = new Set<() => void>()
   /** Flushes that wrote to storage, for diagnostics and benchmarks. */
   flushes = 0
@@ -82,6 +85,7 @@ export class GroupCommit implements DurabilityGate {
         throw ioError(e)
       })
       this.flushedWal = copy.wal
+      this.flushedSlots = copy.slots
       this.flushes++
     }
     const at = now()
@@ -98,16 +102,18 @@ export class GroupCommit implements DurabilityGate {
    * the last flush, takes the copy; `durable` (null: nothing to write)
    * resolves once that copy is in storage.
    */
-  private async copyLocked(): Promise<{ position: bigint | null; wal: string | null; durable: Promise<void> | null }> {
+  private async copyLocked(): Promise<{ position: bigint | null; wal: string | null; slots: number; durable: Promise<void> | null }> {
     // (In a failed transaction block the read fails: then flush regardless.)
     const r = await run(this.db, 'SELECT _tabgres.position(), pg_catalog.pg_current_wal_insert_lsn()::text', false).catch(() => null)
     const [position, wal] = r?.sets[0]?.[0] ?? [null, null]
     const pos = r?.status === 'I' ? BigInt(position!) : null
-    // Every durable change writes WAL: an unchanged WAL position means
-    // nothing to copy (reads, and writes a previous flush already took).
-    if (wal !== null && wal === this.flushedWal) return { position: pos, wal, durable: null }
+    // Every durable change writes WAL, except the slot file (written by the
+    // engine, outside any transaction): an unchanged WAL position and slot
+    // file mean nothing to copy (reads, and writes a previous flush took).
+    const slots = hasBackend(this.db) ? backendOf(this.db).slots.version : 0
+    if (wal !== null && wal === this.flushedWal && slots === this.flushedSlots) return { position: pos, wal, slots, durable: null }
     try {
-      return { position: pos, wal, durable: (await this.flush()).durable }
+      return { position: pos, wal, slots, durable: (await this.flush()).durable }
     } catch (e) {
       throw ioError(e)
     }

@@ -16,14 +16,16 @@ const latin1 = new TextDecoder('latin1')
 
 export interface Filtered {
   bytes: Uint8Array
-  /** Commit notifications removed (each means: a transaction with changes committed). */
-  commits: number
+  /** Payloads of the commit notifications removed (each: a transaction with changes committed, at that position). */
+  commits: string[]
 }
 
-function isCommitNotification(body: Uint8Array): boolean {
+/** The payload of a commit notification, or null for any other notification. */
+function commitPayload(body: Uint8Array): string | null {
   const r = new ByteReader(body)
   r.int32() // process ID
-  return r.cstring() === COMMIT_CHANNEL
+  if (r.cstring() !== COMMIT_CHANNEL) return null
+  return r.cstring()
 }
 
 function isWalLevelWarning(body: Uint8Array): boolean {
@@ -32,7 +34,7 @@ function isWalLevelWarning(body: Uint8Array): boolean {
 }
 
 export function filterBackendOutput(out: Uint8Array): Filtered {
-  let commits = 0
+  const commits: string[] = []
   const keep: [number, number][] = []
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
   let off = 0
@@ -41,7 +43,8 @@ export function filterBackendOutput(out: Uint8Array): Filtered {
     if (end > out.length) break
     const tag = out[off]
     const body = out.subarray(off + 5, end)
-    if (tag === 0x41 /* A */ && isCommitNotification(body)) commits++
+    const payload = tag === 0x41 /* A */ ? commitPayload(body) : null
+    if (payload !== null) commits.push(payload)
     else if (tag === 0x4e /* N */ && isWalLevelWarning(body)) {
       // dropped
     } else keep.push([off, end])

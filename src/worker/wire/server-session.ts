@@ -415,7 +415,7 @@ export class ServerSession {
     const db = this.engine.db
     const filtered = filterBackendOutput(out)
     out = filtered.bytes
-    if (filtered.commits > 0) signalCommit(db)
+    if (filtered.commits.length) signalCommit(db, filtered.commits)
     const status = lastReadyStatus(out)
     if (status !== null) this.awaitingSync = this.extendedOpen = false
     else if (hasErrorResponse(out)) this.awaitingSync = true
