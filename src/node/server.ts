@@ -1,6 +1,10 @@
 // The engine on TCP (Node): each connection is a ServerSession over a socket.
 // For debugging, tooling (psql, pg_recvlogical, postgres.js) and CI; the tab
 // runs the same session over a MessagePort. Listens on 127.0.0.1 only.
+//
+// One server can serve several databases: each name is its own PGlite (one
+// backend each), chosen by the start-up packet's database, as PostgreSQL's
+// postmaster hands a connection to a backend of the database it names.
 
 import { createServer, type Server, type Socket } from 'node:net'
 import type { PGlite } from '@electric-sql/pglite'
@@ -12,6 +16,9 @@ export interface TcpServer {
   /** Stop listening and end every open session. */
   close(): Promise<void>
 }
+
+/** The PGlite serving a database name (change tracking installed), or null: 3D000. */
+export type DatabaseResolver = (database: string) => Promise<PGlite | null>
 
 function socketConnection(socket: Socket) {
   return {
@@ -33,17 +40,32 @@ function socketConnection(socket: Socket) {
   }
 }
 
-/** Serves `db` (change tracking installed) on host:port; port 0 picks a free one. */
+/** Node's file systems need no flush: a commit is durable when it returns. */
+const engineOf = (db: PGlite): WireEngine => ({ db, durable: () => Promise.resolve() })
+
+/** Serves `db` (change tracking installed), or every database `db` resolves, on host:port; port 0 picks a free one. */
 export async function listen(
-  db: PGlite,
+  db: PGlite | DatabaseResolver,
   { port = 0, host = '127.0.0.1', ...options }: ServerOptions & { port?: number; host?: string } = {},
 ): Promise<TcpServer> {
-  // Node's file systems need no flush: a commit is durable when it returns.
-  const engine: WireEngine = { db, durable: () => Promise.resolve() }
+  const engines = new Map<PGlite, WireEngine>()
+  const target =
+    typeof db === 'function'
+      ? async (name: string) => {
+          const found = await db(name)
+          if (!found) return null
+          let e = engines.get(found)
+          if (!e) engines.set(found, (e = engineOf(found)))
+          return e
+        }
+      : engineOf(db)
   const sessions = new Set<ServerSession>()
+  const sockets = new Set<Socket>()
   const server: Server = createServer((socket) => {
     socket.setNoDelay(true)
-    const session = new ServerSession(engine, socketConnection(socket), options)
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+    const session = new ServerSession(target, socketConnection(socket), options)
     sessions.add(session)
     socket.on('data', (chunk) => session.receive(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)))
     socket.on('error', () => socket.destroy())
@@ -61,8 +83,12 @@ export async function listen(
     port: bound,
     host,
     async close() {
+      // A fast shutdown, as PostgreSQL's SIGINT: every session is told and
+      // rolled back, nothing waits for clients to leave.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-      for (const s of sessions) await s.end()
+      for (const s of sessions) s.terminate({ code: '57P01', message: 'terminating connection due to administrator command' })
+      await Promise.all([...sessions].map((s) => s.end()))
+      for (const socket of sockets) socket.destroy()
       await closed
     },
   }

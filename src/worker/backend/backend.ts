@@ -10,6 +10,11 @@ import type { PgErrorFields } from '../../shared/errors'
 import { SlotStore, type SlotState, type StoreFs } from '../replication/slot-store'
 import { Arbiter } from './arbiter'
 import { GucCatalog } from './gucs'
+import { Snapshots } from './snapshots'
+import { committedPosition } from '../replication/notifier'
+import { positionLsn } from '../replication/positions'
+import { parseLsn } from '../../shared/lsn'
+import { SESSIONS_FILE } from '../capture/slots.sql'
 
 /** How the engine reaches a session: to end it (pg_terminate_backend) or cancel what it waits for. */
 export interface SessionControl {
@@ -34,6 +39,7 @@ export class Backend {
   readonly arbiter: Arbiter
   readonly sessions = new Map<number, SessionControl>()
   readonly roles: Set<string>
+  readonly snapshots: Snapshots
 
   constructor(
     readonly db: PGlite,
@@ -49,6 +55,54 @@ export class Backend {
       (granted) => void db._runExclusiveTransaction(() => new Promise<void>((release) => granted(release))),
       options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
     )
+    this.snapshots = new Snapshots({
+      arbiter: this.arbiter,
+      committed: () => committedPosition(db),
+      advanceSlot: (slot, position) => void slots.confirm(slot, positionLsn(position)),
+    })
+  }
+
+  /** A session started: pg_terminate_backend and pg_cancel_backend can name it. */
+  addSession(control: SessionControl): void {
+    this.sessions.set(control.pid, control)
+    this.writeSessions()
+  }
+
+  removeSession(pid: number): void {
+    if (this.sessions.delete(pid)) this.writeSessions()
+  }
+
+  private writeSessions(): void {
+    const fs = this.db.Module.FS as unknown as StoreFs
+    const dir = SESSIONS_FILE.slice(0, SESSIONS_FILE.lastIndexOf('/'))
+    if (!fs.analyzePath(dir).exists) fs.mkdir(dir)
+    fs.writeFile(SESSIONS_FILE, JSON.stringify([...this.sessions.keys()]))
+  }
+
+  /**
+   * Carries out a control notice's request; `pid` is the session that ran
+   * the statement (a temporary slot it creates is its own). Returns the slot
+   * created, if any.
+   */
+  control(json: string, pid: number): { createdTemporary?: string } {
+    const r = JSON.parse(json) as ControlRequest
+    switch (r.op) {
+      case 'drop_slot':
+        if (this.slots.get(r.slot!)?.activePid === null) this.slots.drop(r.slot!)
+        return {}
+      case 'create_slot':
+        if (!this.slots.get(r.slot!)) this.slots.create(r.slot!, r.temporary === true, parseLsn(r.lsn!)!)
+        return r.temporary ? { createdTemporary: r.slot } : {}
+      case 'advance_slot':
+        this.slots.confirm(r.slot!, parseLsn(r.lsn!)!)
+        return {}
+      case 'terminate':
+        this.sessions.get(r.pid!)?.terminate({ code: '57P01', message: 'terminating connection due to administrator command' })
+        return {}
+      case 'cancel':
+        this.sessions.get(r.pid!)?.cancel()
+        return {}
+    }
   }
 
   /** Where the engine's own files live in PGlite's file system (the data directory). */
@@ -68,6 +122,15 @@ export class Backend {
     slots.open(migrateSlots)
     return new Backend(db, database!, version!, (roles ?? '').split('\u0001'), GucCatalog.fromRows(settings), slots, options)
   }
+}
+
+/** What the engine does for a control notice (capture/slots.sql.ts): slot functions, signals to sessions. */
+export interface ControlRequest {
+  op: 'drop_slot' | 'create_slot' | 'advance_slot' | 'terminate' | 'cancel'
+  slot?: string
+  temporary?: boolean
+  lsn?: string
+  pid?: number
 }
 
 const backends = new WeakMap<PGlite, Backend>()

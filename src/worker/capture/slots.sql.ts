@@ -13,11 +13,20 @@
 
 import { SLOTS_FILE } from '../replication/slot-store'
 
+/** Where the engine lists the process IDs of live sessions, for pg_terminate_backend (PGlite's MEMFS). */
+export const SESSIONS_FILE = '/tmp/tabgres/sessions.json'
+/** The SQLSTATE of a control notice: a request from SQL to the engine, never shown to a client (wire/backend-filter.ts). */
+export const CONTROL_SQLSTATE = 'TG000'
+
 export const SLOTS_SQL = /* sql */ `
 -- The slot file's records, read at each call (VOLATILE: never cached in a plan).
-CREATE OR REPLACE FUNCTION _tabgres.slot_records()
-RETURNS TABLE (slot_name text, plugin text, temporary boolean, restart_lsn pg_lsn, confirmed_flush_lsn pg_lsn,
-               created_at timestamptz, active_pid int, inactive_since timestamptz)
+DO $$ BEGIN
+  IF to_regtype('_tabgres.slot_record') IS NULL THEN
+    CREATE TYPE _tabgres.slot_record AS (slot_name text, plugin text, temporary boolean, restart_lsn pg_lsn,
+      confirmed_flush_lsn pg_lsn, created_at timestamptz, active_pid int, inactive_since timestamptz);
+  END IF;
+END $$;
+CREATE OR REPLACE FUNCTION _tabgres.slot_records() RETURNS SETOF _tabgres.slot_record
 LANGUAGE sql VOLATILE AS $$
   SELECT * FROM json_to_recordset(COALESCE(pg_catalog.pg_read_file('${SLOTS_FILE}', true), '[]')::json)
     AS s(slot_name text, plugin text, temporary boolean, restart_lsn pg_lsn, confirmed_flush_lsn pg_lsn,
@@ -69,6 +78,108 @@ CREATE OR REPLACE VIEW pg_catalog.pg_publication_tables AS
          pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
    WHERE c.oid = gpt.relid AND n.nspname NOT IN ('_tabgres', '_tabgres_sql');
 RESET allow_system_table_mods;
+
+-- The slot functions and pg_terminate_backend / pg_cancel_backend act on what
+-- the engine owns (the slot store, the sessions), not on PGlite's backend:
+-- they check what they can read (the files above), then ask the engine with
+-- a control notice (SQLSTATE ${CONTROL_SQLSTATE}, JSON message), which the session
+-- that ran the statement carries out as the statement returns and removes
+-- from what its client sees. As in PostgreSQL, what they do is not undone
+-- by a rollback. PGlite's own pg_terminate_backend would end its one backend.
+CREATE OR REPLACE FUNCTION _tabgres.control(request json) RETURNS void
+LANGUAGE plpgsql VOLATILE SET client_min_messages = notice AS $$
+BEGIN
+  RAISE NOTICE USING ERRCODE = '${CONTROL_SQLSTATE}', MESSAGE = request::text;
+END $$;
+
+CREATE OR REPLACE FUNCTION _tabgres.session_pids() RETURNS SETOF int
+LANGUAGE sql VOLATILE AS $$
+  SELECT value::int FROM json_array_elements_text(COALESCE(pg_catalog.pg_read_file('${SESSIONS_FILE}', true), '[]')::json)
+$$;
+
+CREATE OR REPLACE FUNCTION _tabgres.signal_backend(op text, pid int) RETURNS boolean
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  IF pid IS NULL OR pid NOT IN (SELECT _tabgres.session_pids()) THEN
+    RAISE WARNING 'PID % is not a PostgreSQL backend process', pid;
+    RETURN false;
+  END IF;
+  PERFORM _tabgres.control(json_build_object('op', op, 'pid', pid));
+  RETURN true;
+END $$;
+
+CREATE OR REPLACE FUNCTION pg_catalog.pg_terminate_backend(pid integer, timeout bigint DEFAULT 0) RETURNS boolean
+LANGUAGE plpgsql STRICT VOLATILE AS $$
+BEGIN
+  IF timeout < 0 THEN RAISE EXCEPTION '"timeout" must not be negative' USING ERRCODE = '22023'; END IF;
+  RETURN _tabgres.signal_backend('terminate', pid);
+END $$;
+
+CREATE OR REPLACE FUNCTION pg_catalog.pg_cancel_backend(integer) RETURNS boolean
+LANGUAGE sql STRICT VOLATILE AS $$ SELECT _tabgres.signal_backend('cancel', $1) $$;
+
+CREATE OR REPLACE FUNCTION _tabgres.slot_for_change(name text) RETURNS _tabgres.slot_record
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE s _tabgres.slot_record;
+BEGIN
+  SELECT * INTO s FROM _tabgres.slot_records() r WHERE r.slot_name = name;
+  IF NOT FOUND THEN RAISE EXCEPTION 'replication slot "%" does not exist', name USING ERRCODE = '42704'; END IF;
+  IF s.active_pid IS NOT NULL THEN
+    RAISE EXCEPTION 'replication slot "%" is active for PID %', name, s.active_pid USING ERRCODE = '55006';
+  END IF;
+  RETURN s;
+END $$;
+
+CREATE OR REPLACE FUNCTION pg_catalog.pg_drop_replication_slot(name) RETURNS void
+LANGUAGE plpgsql STRICT VOLATILE AS $$
+BEGIN
+  PERFORM _tabgres.slot_for_change($1);
+  PERFORM _tabgres.control(json_build_object('op', 'drop_slot', 'slot', $1));
+END $$;
+
+CREATE OR REPLACE FUNCTION _tabgres.create_slot(name text, plugin text, temporary boolean) RETURNS pg_lsn
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE at pg_lsn := _tabgres_sql.pg_current_wal_lsn();
+BEGIN
+  IF pg_catalog.txid_current_if_assigned() IS NOT NULL THEN
+    RAISE EXCEPTION 'cannot create logical replication slot in transaction that has performed writes' USING ERRCODE = '25001';
+  END IF;
+  IF name !~ '^[a-z0-9_]{1,63}$' THEN
+    RAISE EXCEPTION 'replication slot name "%" contains invalid character', name USING ERRCODE = '42602',
+      HINT = 'Replication slot names may only contain lower case letters, numbers, and the underscore character.';
+  END IF;
+  IF EXISTS (SELECT 1 FROM _tabgres.slot_records() r WHERE r.slot_name = name) THEN
+    RAISE EXCEPTION 'replication slot "%" already exists', name USING ERRCODE = '42710';
+  END IF;
+  IF plugin <> 'pgoutput' THEN
+    RAISE EXCEPTION 'could not access file "%": No such file or directory', plugin USING ERRCODE = '58P01';
+  END IF;
+  PERFORM _tabgres.control(json_build_object('op', 'create_slot', 'slot', name, 'temporary', temporary, 'lsn', at::text));
+  RETURN at;
+END $$;
+
+CREATE OR REPLACE FUNCTION pg_catalog.pg_create_logical_replication_slot(
+  slot_name name, plugin name, temporary boolean DEFAULT false, twophase boolean DEFAULT false,
+  failover boolean DEFAULT false, OUT slot_name name, OUT lsn pg_lsn)
+LANGUAGE sql STRICT VOLATILE AS $$ SELECT $1, _tabgres.create_slot($1, $2, $3) $$;
+
+CREATE OR REPLACE FUNCTION _tabgres.advance_slot(name text, upto pg_lsn) RETURNS pg_lsn
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  s _tabgres.slot_record := _tabgres.slot_for_change(name);
+  moveto pg_lsn := LEAST(upto, _tabgres_sql.pg_current_wal_lsn());
+BEGIN
+  IF upto = '0/0'::pg_lsn THEN RAISE EXCEPTION 'invalid target WAL LSN' USING ERRCODE = '22023'; END IF;
+  IF moveto < s.confirmed_flush_lsn THEN
+    RAISE EXCEPTION 'cannot advance replication slot to %, minimum is %', moveto, s.confirmed_flush_lsn USING ERRCODE = '22023';
+  END IF;
+  PERFORM _tabgres.control(json_build_object('op', 'advance_slot', 'slot', name, 'lsn', moveto::text));
+  RETURN moveto;
+END $$;
+
+CREATE OR REPLACE FUNCTION pg_catalog.pg_replication_slot_advance(
+  slot_name name, upto_lsn pg_lsn, OUT slot_name name, OUT end_lsn pg_lsn)
+LANGUAGE sql STRICT VOLATILE AS $$ SELECT $1, _tabgres.advance_slot($1, $2) $$;
 
 -- The ancestor's (orez) view, kept for its clients.
 CREATE OR REPLACE VIEW public._zero_replication_slots AS

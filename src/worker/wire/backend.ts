@@ -94,6 +94,20 @@ export function backendKeyData(processId: number, secretKey: number): Uint8Array
   return message('K', (w) => w.int32(processId).int32(secretKey))
 }
 
+/** ParseComplete, BindComplete, CloseComplete, NoData: the extended protocol's bodiless replies. */
+export const parseComplete = (): Uint8Array => message('1', () => {})
+export const bindComplete = (): Uint8Array => message('2', () => {})
+export const closeComplete = (): Uint8Array => message('3', () => {})
+export const noData = (): Uint8Array => message('n', () => {})
+
+/** ParameterDescription: the parameter types of a prepared statement. */
+export function parameterDescription(oids: number[]): Uint8Array {
+  return message('t', (w) => {
+    w.int16(oids.length)
+    for (const o of oids) w.uint32(o)
+  })
+}
+
 /** CopyBothResponse as the walsender sends it: text format, zero columns. */
 export function copyBothResponse(): Uint8Array {
   return message('W', (w) => w.uint8(0).int16(0))

@@ -23,7 +23,27 @@ import { isReplicationCommand, parseReplicationCommand } from '../replication/co
 import type { DurabilityGate } from '../replication/session'
 import { BUSY, idle, literal, readWhenIdle, run } from '../replication/exclusive'
 import { authenticationOk, createAuthExchange, type AuthExchange, type AuthMethod } from './auth'
-import { backendKeyData, commandComplete, concatBytes, errorResponse, parameterStatus, readyForQuery } from './backend'
+import {
+  backendKeyData,
+  bindComplete,
+  closeComplete,
+  commandComplete,
+  concatBytes,
+  errorResponse,
+  noData,
+  parameterDescription,
+  parameterStatus,
+  parseComplete,
+  readyForQuery,
+  resultSet,
+  TEXT_FIELD,
+} from './backend'
+import { ByteReader } from '../../shared/bytes'
+import { backendOf, type Backend } from '../backend/backend'
+import { cancelError, type Lease, type WaitBounds } from '../backend/arbiter'
+import { GucCatalog } from '../backend/gucs'
+import type { SnapshotGroup } from '../backend/snapshots'
+import { transactionStatement, type TransactionStatement } from './transaction-statements'
 import { FrontendReader, PROTOCOL_3_0, queryText, type FrontendMessage } from './frontend'
 import { StatementNames } from './statement-names'
 import { malformedMessage } from './frontend-validate'
@@ -38,6 +58,9 @@ export interface WireEngine {
   /** Streams carry only durable commits when given. */
   durability?: DurabilityGate
 }
+
+/** The engine for a database name, or null when there is no such database. */
+export type EngineResolver = (database: string) => Promise<WireEngine | null>
 
 export interface Connection {
   send(bytes: Uint8Array): void
@@ -62,6 +85,8 @@ type State = 'startup' | 'auth' | 'ready' | 'copy-in' | 'copy-both' | 'closed'
 const COPY_FROM_STDIN = /^\s*copy\s+([\s\S]+?)\s+from\s+stdin\b([^;]*);?\s*$/i
 
 let nextProcessId = 1000
+/** Live sessions of this process by process ID, for CancelRequest. */
+const sessions = new Map<number, ServerSession>()
 
 const utf8 = new TextEncoder()
 
@@ -72,8 +97,25 @@ export class ServerSession {
   private auth: AuthExchange | null = null
   private user = ''
   private replication = false
-  private release: (() => void) | null = null
+  /** The shared backend, held from a statement that needs it until ReadyForQuery says idle. */
+  private lease: Lease | null = null
+  /** A transaction block the backend has not seen yet, or one reading an imported snapshot. */
+  private block: Block | null = null
+  /** SET LOCAL values of the open transaction (they bound its waits). */
+  private txLocals = new Map<string, string>()
+  /** Aborts the current wait for the backend (cancel, hang-up, termination). */
+  private waitAbort: AbortController | null = null
+  /** Ends the member turn of a snapshot-importing transaction. */
+  private memberTurnEnd: (() => void) | null = null
+  /** A statement answered here failed inside an extended-query sequence: discard up to Sync. */
+  private discarding = false
+  /** Statements this session keeps to itself (transaction control), by client name. */
+  private readonly localStatements = new Map<string, LocalStatement>()
+  /** Portals bound to such statements. */
+  private readonly localPortals = new Map<string, { statement: string; bind: Uint8Array }>()
+  private idleTimer: ReturnType<typeof setTimeout> | null = null
   private readonly processId = nextProcessId++
+  readonly secretKey = (Math.random() * 0x7fffffff) | 0
   private readonly names = new StatementNames(`_tg${this.processId}_`)
   private stream: ReplicationSession | null = null
   /** Settles with the stream once START_REPLICATION has started it, or null when it failed. */
@@ -85,13 +127,22 @@ export class ServerSession {
   readonly closed: Promise<void>
   private resolveClosed!: () => void
 
+  /** The database this session connected to (chosen by the start-up packet when the server has several). */
+  private engine: WireEngine
+
   constructor(
-    private readonly engine: WireEngine,
+    engines: WireEngine | EngineResolver,
     private readonly conn: Connection,
     private readonly options: ServerOptions = {},
   ) {
     this.closed = new Promise((r) => (this.resolveClosed = r))
+    if (typeof engines === 'function') {
+      this.resolve = engines
+      this.engine = null as unknown as WireEngine
+    } else this.engine = engines
   }
+
+  private resolve: EngineResolver | null = null
 
   /** Bytes from the client, in any chunking. Processed in order. */
   receive(chunk: Uint8Array): void {
@@ -112,9 +163,24 @@ export class ServerSession {
   async end(): Promise<void> {
     if (this.state !== 'closed') this.state = 'closed'
     this.stream?.stop()
+    this.waitAbort?.abort(new PgError({ code: '08006', message: 'the client went away' }))
+    this.clearIdleTimer()
+    sessions.delete(this.processId)
     await this.work.catch(() => {})
     await this.streamDone?.catch(() => {})
     await this.cleanup()
+  }
+
+  /** CancelRequest (or pg_cancel_backend): a wait for the backend ends with 57014. A running statement finishes (PGlite cannot be interrupted). */
+  cancel(): void {
+    this.waitAbort?.abort(cancelError())
+  }
+
+  /** pg_terminate_backend, or a timeout that ends the session: FATAL, then the session ends. */
+  terminate(e: PgErrorFields): void {
+    this.stream?.stop()
+    this.waitAbort?.abort(new PgError(e))
+    this.fatal(e)
   }
 
   private send(...parts: Uint8Array[]): void {
@@ -130,11 +196,15 @@ export class ServerSession {
   }
 
   private async cleanup(): Promise<void> {
+    if (!this.engine) return this.resolveClosed() // closed before start-up chose a database
     const db = this.engine.db
+    const backend = this.backendOrNull()
     try {
+      backend?.snapshots.expire(this.processId)
+      backend?.removeSession(this.processId)
       if (!db.closed) {
         const closes = this.names.closeAll()
-        if (this.release) {
+        if (this.lease || this.memberTurnEnd) {
           // Disconnected inside a transaction block: it is rolled back. The Sync
           // first ends an extended-query sequence that failed without one: the
           // backend would otherwise ignore everything, ROLLBACK and the
@@ -142,8 +212,10 @@ export class ServerSession {
           await db.runExclusive(() => db.execProtocolRaw(concatBytes([SYNC, query('ROLLBACK')]), { syncToFs: false }))
           if (this.dirty) await db.runExclusive(() => runSql(db, `RESET ALL; ${ENGINE_SESSION_SQL}`))
         }
+        this.endMemberTurn()
+        this.endBlock()
         if (closes.length) {
-          if (!this.release) this.release = await acquire(db)
+          if (!this.lease) this.lease = await backend!.arbiter.acquire(this.processId, { lockTimeoutMs: 0, statementDeadline: Infinity })
           await db.runExclusive(() => db.execProtocolRaw(concatBytes(closes), { syncToFs: false }))
         }
         for (const slot of this.temporarySlots) {
@@ -153,9 +225,19 @@ export class ServerSession {
     } catch {
       // The database closed under us: nothing left to release in it.
     } finally {
-      this.release?.()
-      this.release = null
+      this.endMemberTurn()
+      this.endBlock()
+      this.lease?.release()
+      this.lease = null
       this.resolveClosed()
+    }
+  }
+
+  private backendOrNull(): Backend | null {
+    try {
+      return backendOf(this.engine.db)
+    } catch {
+      return null
     }
   }
 
@@ -183,7 +265,10 @@ export class ServerSession {
       return
     }
     if (m.kind === 'cancel') {
-      // Cancel requests are not supported: PostgreSQL closes such a connection silently.
+      // PostgreSQL answers nothing and closes; the named session's wait, if
+      // the key matches, ends with 57014.
+      const target = sessions.get(m.processId)
+      if (target && target.secretKey === m.secretKey) target.cancel()
       this.state = 'closed'
       this.conn.close()
       void this.end() // not awaited: end() waits for the work queue this runs in
@@ -206,10 +291,15 @@ export class ServerSession {
     } else if (!['false', 'off', 'no', '0'].includes(rep)) {
       return this.fatal({ code: SqlState.invalidParameterValue, message: `invalid value for parameter "replication": "${p.replication}"` })
     }
+    const database = p.database ?? this.user
+    if (this.resolve) {
+      const engine = await this.resolve(database)
+      if (!engine) return this.fatal({ code: '3D000', message: `database "${database}" does not exist` })
+      this.engine = engine
+    }
     const db = this.engine.db
     const info = await readStartupInfo(db, this.user)
     if (!info.roleExists) return this.fatal({ code: '28000', message: `role "${this.user}" does not exist` })
-    const database = p.database ?? this.user
     if (database !== info.database) return this.fatal({ code: '3D000', message: `database "${database}" does not exist` })
     this.startupInfo = { ...info, applicationName: p.application_name ?? '' }
     const method = this.options.auth ?? (this.options.password !== undefined ? 'scram-sha-256' : 'trust')
@@ -253,15 +343,23 @@ export class ServerSession {
       ['TimeZone', 'UTC'],
     ]
     this.state = 'ready'
+    sessions.set(this.processId, this)
+    backendOf(this.engine.db).addSession({
+      pid: this.processId,
+      walsender: this.replication,
+      terminate: (e) => this.terminate(e),
+      cancel: () => this.cancel(),
+    })
     this.send(
       authenticationOk(),
       ...params.map(([k, v]) => parameterStatus(k, v)),
-      backendKeyData(this.processId, (Math.random() * 0x7fffffff) | 0),
+      backendKeyData(this.processId, this.secretKey),
       readyForQuery('I'),
     )
   }
 
   private async message(tag: string, bytes: Uint8Array, body: Uint8Array): Promise<void> {
+    this.clearIdleTimer()
     if (tag === 'X') {
       this.state = 'closed'
       this.conn.close()
@@ -278,12 +376,23 @@ export class ServerSession {
     // A query that is not UTF-8 goes to PGlite as it came: its backend
     // answers it as PostgreSQL does (22021).
     const text = tag === 'Q' ? decodableQuery(body) : null
-    if (this.replication && text !== null && !this.release) {
+    if (this.replication && text !== null && !this.lease) {
+      // Any command of the exporting connection ends its exported snapshot.
+      backendOf(this.engine.db).snapshots.expire(this.processId)
       if (isReplicationCommand(text)) return this.replicationCommand(text)
+      if (this.walsenderSetting(text)) return
     }
     if (this.replication && tag !== 'Q') {
       // A walsender takes only simple queries.
       return this.fatal({ code: SqlState.protocolViolation, message: 'extended query protocol not supported in a replication connection' })
+    }
+    if (!this.lease && !this.memberTurnEnd) {
+      if (this.discarding) {
+        if (tag !== 'S') return
+        this.discarding = false
+        if (!this.extendedOpen) return this.send(readyForQuery(this.localStatus()))
+      }
+      if (await this.answerLocally(tag, body, text)) return
     }
     // After an extended-query error the backend ignores everything up to Sync,
     // a COPY included: it goes to PGlite to be ignored, not started here.
@@ -291,7 +400,415 @@ export class ServerSession {
       const copy = COPY_FROM_STDIN.exec(text)
       if (copy) return this.beginCopyIn(copy[1], copy[2])
     }
+    if (!(await this.takeBackend(tag))) return
+    await this.materialize(tag, body)
     await this.forward(this.rewriteNames(tag, body) ?? bytes)
+  }
+
+  /** I, T or E while the backend has not seen this session's transaction block. */
+  private localStatus(): 'I' | 'T' | 'E' {
+    return this.block ? (this.block.failed ? 'E' : 'T') : 'I'
+  }
+
+  /**
+   * Takes the backend for a statement (or the group's turn for an importing
+   * transaction). A wait that ends (lock_timeout, statement_timeout, cancel)
+   * answers the statement with its error, as PostgreSQL answers a lock wait;
+   * returns false then.
+   */
+  private async takeBackend(tag: string): Promise<boolean> {
+    if (this.lease || this.memberTurnEnd) return true
+    const group = this.block?.group
+    try {
+      if (group) {
+        this.memberTurnEnd = await group.turn()
+        await this.restoreSettings()
+        const b = this.block!
+        const mode = b.begin.readOnly === false ? 'READ WRITE' : 'READ ONLY'
+        await this.silently(query([`BEGIN ISOLATION LEVEL REPEATABLE READ ${mode}`, ...b.locals].join('; ')))
+        b.queried = true
+        return true
+      }
+      this.waitAbort = new AbortController()
+      try {
+        this.lease = await backendOf(this.engine.db).arbiter.acquire(this.processId, this.waitBounds(this.waitAbort.signal))
+      } finally {
+        this.waitAbort = null
+      }
+      await this.restoreSettings()
+      if (this.block) {
+        // The block's first statement that needs the backend: it starts there now.
+        const b = this.block
+        this.block = null
+        await this.silently(query([b.begin.text, ...b.locals].join('; ')))
+      }
+      return true
+    } catch (e) {
+      if (this.state === 'closed') return false
+      this.localError(toPgError(e), tag)
+      return false
+    }
+  }
+
+  /** Bounds of a wait for the backend, from the session's lock_timeout and statement_timeout. */
+  private waitBounds(signal: AbortSignal): WaitBounds {
+    const statementMs = this.settingMs('statement_timeout')
+    return {
+      lockTimeoutMs: this.settingMs('lock_timeout'),
+      statementDeadline: statementMs > 0 ? performance.now() + statementMs : Infinity,
+      signal,
+    }
+  }
+
+  /** A time setting in ms as this session has it: SET LOCAL, SET, then the server's. */
+  private settingMs(name: string): number {
+    const { gucs } = backendOf(this.engine.db)
+    const value = this.txLocals.get(name) ?? this.settings.find(([n]) => n === name)?.[1]
+    return GucCatalog.millis(gucs.get(name), value)
+  }
+
+  /** An error answered here: with ReadyForQuery for a simple query, else discard to Sync. */
+  private localError(e: PgError, tag: string): void {
+    if (this.block) this.block.failed = true
+    const out = errorResponse(e)
+    if (tag === 'Q') {
+      this.send(out, readyForQuery(this.extendedOpen ? 'E' : this.localStatus()))
+      this.afterReady(this.localStatus())
+    } else {
+      this.discarding = true
+      this.send(out)
+    }
+  }
+
+  /** Requests of the slot functions and pg_terminate_backend in what the backend said. */
+  private controls(requests: string[]): void {
+    if (!requests.length) return
+    const backend = backendOf(this.engine.db)
+    for (const r of requests) {
+      const { createdTemporary } = backend.control(r, this.processId)
+      if (createdTemporary) this.temporarySlots.add(createdTemporary)
+    }
+  }
+
+  /** Runs a message in the backend whose reply the client must not see (it got its own). */
+  private async silently(bytes: Uint8Array): Promise<void> {
+    const db = this.engine.db
+    const out = await db.runExclusive(() => db.execProtocolRaw(bytes, { syncToFs: false }))
+    const filtered = filterBackendOutput(out)
+    if (filtered.commits.length) signalCommit(db, filtered.commits)
+    this.controls(filtered.controls)
+    if (hasErrorResponse(filtered.bytes)) throw new PgError(firstError(filtered.bytes))
+  }
+
+  /**
+   * The backend has not seen a statement or portal that the session answered
+   * itself: it gets their Parse (and Bind) now, before a message using them.
+   */
+  private async materialize(tag: string, body: Uint8Array): Promise<void> {
+    const r = new ByteReader(body)
+    let statement: string | null = null
+    let portal: string | null = null
+    if (tag === 'B') {
+      r.cstring()
+      statement = r.cstring()
+    } else if (tag === 'D' || tag === 'C') {
+      const what = r.char()
+      const name = r.cstring()
+      if (what === 'S') statement = name
+      else portal = name
+      if (tag === 'C' && what === 'S') this.localStatements.delete(name)
+      if (tag === 'C' && what === 'P') this.localPortals.delete(name)
+      if (tag === 'C') return
+    } else if (tag === 'E') portal = r.cstring()
+    else if (tag === 'P') {
+      this.localStatements.delete(r.cstring())
+      return
+    } else return
+    const bound = portal !== null ? this.localPortals.get(portal) : undefined
+    if (bound) statement = bound.statement
+    const local = statement !== null ? this.localStatements.get(statement) : undefined
+    if (local && !local.inBackend) {
+      await this.silently(this.rewriteNames('P', local.parse.subarray(5))!)
+      local.inBackend = true
+    }
+    if (bound && portal !== null) {
+      await this.silently(this.rewriteNames('B', bound.bind.subarray(5))!)
+      this.localPortals.delete(portal)
+    }
+  }
+
+  /**
+   * Transaction control and settings the session answers without the backend
+   * while it does not hold it (transaction-statements.ts): true when answered.
+   */
+  private async answerLocally(tag: string, body: Uint8Array, text: string | null): Promise<boolean> {
+    switch (tag) {
+      case 'Q': {
+        if (text === null) return false
+        const stmt = localStatement(text)
+        if (!stmt || !this.locallyAnswerable(stmt)) return false
+        if (this.extendedOpen) return false
+        const reply = await this.runLocal(stmt)
+        if (reply.error) {
+          this.localError(reply.error, 'Q')
+          return true
+        }
+        const status = this.localStatus()
+        this.send(...reply.out, readyForQuery(status))
+        this.afterReady(status)
+        return true
+      }
+      case 'P': {
+        const r = new ByteReader(body)
+        const name = r.cstring()
+        const sql = r.cstring()
+        const stmt = localStatement(sql)
+        if (!stmt || !this.locallyAnswerable(stmt)) {
+          this.localStatements.delete(name)
+          return false
+        }
+        this.localStatements.set(name, { stmt, parse: this.messageBytes('P', body), inBackend: false })
+        this.send(parseComplete())
+        return true
+      }
+      case 'B': {
+        const r = new ByteReader(body)
+        const portal = r.cstring()
+        const name = r.cstring()
+        const local = this.localStatements.get(name)
+        if (!local || !this.locallyAnswerable(local.stmt)) {
+          this.localPortals.delete(portal)
+          return false
+        }
+        this.localPortals.set(portal, { statement: name, bind: this.messageBytes('B', body) })
+        this.send(bindComplete())
+        return true
+      }
+      case 'D': {
+        const r = new ByteReader(body)
+        const what = r.char()
+        const name = r.cstring()
+        const local = what === 'S' ? this.localStatements.get(name) : this.localStatements.get(this.localPortals.get(name)?.statement ?? '\0')
+        if (!local || (what === 'P' && !this.localPortals.has(name))) return false
+        if (what === 'S') this.send(parameterDescription([]))
+        this.send(local.stmt.kind === 'show' ? rowDescriptionOf(local.stmt.name) : noData())
+        return true
+      }
+      case 'E': {
+        const portal = new ByteReader(body).cstring()
+        const bound = this.localPortals.get(portal)
+        const local = bound && this.localStatements.get(bound.statement)
+        if (!local) return false
+        if (portal === '') this.localPortals.delete(portal)
+        const reply = await this.runLocal(local.stmt, true)
+        if (reply.error) this.localError(reply.error, 'E')
+        else this.send(...reply.out)
+        return true
+      }
+      case 'C': {
+        const r = new ByteReader(body)
+        const what = r.char()
+        const name = r.cstring()
+        const local = what === 'S' ? this.localStatements.get(name) : this.localPortals.get(name)
+        if (!local || (what === 'S' && (local as LocalStatement).inBackend)) return false
+        if (what === 'S') this.localStatements.delete(name)
+        else this.localPortals.delete(name)
+        this.send(closeComplete())
+        return true
+      }
+      case 'S':
+        if (this.extendedOpen) return false
+        this.send(readyForQuery(this.localStatus()))
+        this.afterReady(this.localStatus())
+        return true
+      case 'H':
+        return !this.extendedOpen
+      default:
+        return false
+    }
+  }
+
+  /** The whole message again (tag and length), for replaying it to the backend later. */
+  private messageBytes(tag: string, body: Uint8Array): Uint8Array {
+    const out = new Uint8Array(body.length + 5)
+    out[0] = tag.charCodeAt(0)
+    new DataView(out.buffer).setInt32(1, body.length + 4)
+    out.set(body, 5)
+    return out
+  }
+
+  /** Savepoints need the backend, except in an importing transaction (which reads only). */
+  private locallyAnswerable(stmt: LocalStatementKind): boolean {
+    if (stmt.kind === 'savepoint' || stmt.kind === 'release' || stmt.kind === 'rollback-to') return !!this.block?.group
+    if (stmt.kind === 'set-session' || stmt.kind === 'reset') {
+      // Outside a block only (inside one a SET is undone by ROLLBACK), and
+      // only what the catalog checks completely: a string setting
+      // (search_path, TimeZone) is for the backend to check.
+      if (this.block) return false
+      if (stmt.name === 'all' && stmt.kind === 'reset') return true
+      const def = backendOf(this.engine.db).gucs.get(stmt.name)
+      return !!def && def.vartype !== 'string'
+    }
+    return true
+  }
+
+  /** Runs a statement answered here; the reply without ReadyForQuery. */
+  private async runLocal(stmt: LocalStatementKind, extended = false): Promise<{ out: Uint8Array[]; error?: PgError }> {
+    const b = this.block
+    const warning = (code: string, message: string) => errorResponse({ severity: 'WARNING', code, message }, 'N')
+    if (b?.failed && stmt.kind !== 'commit' && stmt.kind !== 'rollback' && stmt.kind !== 'rollback-to') {
+      return {
+        out: [],
+        error: new PgError({ code: '25P02', message: 'current transaction is aborted, commands ignored until end of transaction block' }),
+      }
+    }
+    switch (stmt.kind) {
+      case 'show':
+        return { out: resultSet([{ name: stmt.name, ...TEXT_FIELD }], [[stmt.value]], 'SHOW').slice(extended ? 1 : 0) }
+      case 'begin':
+        if (b) return { out: [warning('25001', 'there is already a transaction in progress'), commandComplete('BEGIN')] }
+        this.block = { begin: stmt, locals: [], failed: false, group: null, queried: false }
+        return { out: [commandComplete('BEGIN')] }
+      case 'commit':
+      case 'rollback': {
+        if (!b) return { out: [warning('25P01', 'there is no transaction in progress'), commandComplete(stmt.kind.toUpperCase())] }
+        const tag = b.failed ? 'ROLLBACK' : stmt.kind.toUpperCase()
+        this.endBlock()
+        return { out: [commandComplete(tag)] }
+      }
+      case 'set-local': {
+        if (!b) return { out: [warning('25P01', 'SET LOCAL can only be used in transaction blocks'), commandComplete('SET')] }
+        try {
+          if (stmt.value === null) {
+            if (!backendOf(this.engine.db).gucs.get(stmt.name) && !stmt.name.includes('.')) {
+              throw new PgError({ code: '42704', message: `unrecognized configuration parameter "${stmt.name}"` })
+            }
+            this.txLocals.delete(stmt.name)
+          } else {
+            const set = backendOf(this.engine.db).gucs.assign(stmt.name, stmt.value)
+            this.txLocals.set(set.name, set.value)
+          }
+        } catch (e) {
+          return { out: [], error: toPgError(e) }
+        }
+        b.locals.push(stmt.text)
+        return { out: [commandComplete('SET')] }
+      }
+      case 'set-snapshot': {
+        if (!b) return { out: [warning('25P01', 'SET TRANSACTION can only be used in transaction blocks'), commandComplete('SET')] }
+        if (b.group || b.queried) {
+          return { out: [], error: new PgError({ code: '0A000', message: 'SET TRANSACTION SNAPSHOT must be called before any query' }) }
+        }
+        const iso = b.begin.isolation ?? this.defaultIsolation()
+        if (iso !== 'repeatable read' && iso !== 'serializable') {
+          return {
+            out: [],
+            error: new PgError({ code: '0A000', message: 'a snapshot-importing transaction must have isolation level SERIALIZABLE or REPEATABLE READ' }),
+          }
+        }
+        this.waitAbort = new AbortController()
+        try {
+          b.group = await backendOf(this.engine.db).snapshots.import(stmt.id, this.processId, this.waitBounds(this.waitAbort.signal))
+        } catch (e) {
+          return { out: [], error: toPgError(e) }
+        } finally {
+          this.waitAbort = null
+        }
+        return { out: [commandComplete('SET')] }
+      }
+      case 'set-session':
+      case 'reset':
+        try {
+          return { out: this.setSession(stmt.kind === 'reset' ? stmt.name : stmt.name, stmt.kind === 'reset' ? null : stmt.value) }
+        } catch (e) {
+          return { out: [], error: toPgError(e) }
+        }
+      case 'savepoint':
+        return { out: [commandComplete('SAVEPOINT')] }
+      case 'release':
+        return { out: [commandComplete('RELEASE')] }
+      case 'rollback-to':
+        if (b) b.failed = false
+        return { out: [commandComplete('ROLLBACK')] }
+    }
+  }
+
+  private defaultIsolation(): string {
+    const set = this.settings.find(([n]) => n === 'default_transaction_isolation')?.[1]
+    return set ?? backendOf(this.engine.db).gucs.get('default_transaction_isolation')?.boot ?? 'read committed'
+  }
+
+  /** The transaction block ended without the backend (or its importing transaction ended). */
+  private endBlock(): void {
+    const b = this.block
+    this.block = null
+    this.txLocals.clear()
+    if (b?.group) backendOf(this.engine.db).snapshots.leave(b.group)
+  }
+
+  private endMemberTurn(): void {
+    const end = this.memberTurnEnd
+    this.memberTurnEnd = null
+    end?.()
+  }
+
+  /** After a ReadyForQuery: idle_in_transaction_session_timeout starts (25P03 when it fires). */
+  private afterReady(status: string): void {
+    if (status === 'I') {
+      this.txLocals.clear()
+      return
+    }
+    const ms = this.settingMs('idle_in_transaction_session_timeout')
+    if (ms <= 0 || this.state === 'closed') return
+    this.clearIdleTimer()
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null
+      this.work = this.work.then(() =>
+        this.terminate({ code: '25P03', message: 'terminating connection due to idle-in-transaction timeout' }),
+      )
+    }, ms)
+  }
+
+  private clearIdleTimer(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer)
+    this.idleTimer = null
+  }
+
+  /**
+   * A session-level SET or RESET answered from the session's own settings
+   * (restored with set_config when it next uses the backend), so it never
+   * waits for the backend. `value` null: DEFAULT / RESET. Returns the reply.
+   */
+  private setSession(name: string, value: string | null, reset = value === null): Uint8Array[] {
+    const { gucs } = backendOf(this.engine.db)
+    const tag = commandComplete(reset ? 'RESET' : 'SET')
+    if (name === 'all') {
+      this.settings = []
+      return [tag]
+    }
+    const def = gucs.get(name)
+    if (!def && !name.includes('.')) throw new PgError({ code: '42704', message: `unrecognized configuration parameter "${name}"` })
+    const canonical = def?.name ?? name
+    const assigned = value === null ? null : gucs.assign(canonical, value)
+    this.settings = this.settings.filter(([n]) => n !== canonical)
+    if (assigned) this.settings.push([assigned.name, assigned.value])
+    // ParameterStatus for the settings PostgreSQL reports to the client (GUC_REPORT).
+    const reported = REPORTED.find((r) => r.toLowerCase() === canonical)
+    if (reported && def) return [tag, parameterStatus(reported, gucs.show(canonical, assigned?.value ?? def.boot))]
+    return [tag]
+  }
+
+  /** SET, RESET on a replication connection: as on any other, never waiting. True when answered. */
+  private walsenderSetting(text: string): boolean {
+    const stmt = transactionStatement(text)
+    if (stmt?.kind !== 'set-session' && stmt?.kind !== 'reset') return false
+    try {
+      const out = this.setSession(stmt.name, stmt.kind === 'reset' ? null : stmt.value, stmt.kind === 'reset')
+      this.send(...out, readyForQuery('I'))
+    } catch (e) {
+      this.send(errorResponse(toPgError(e)), readyForQuery('I'))
+    }
+    return true
   }
 
   /**
@@ -314,10 +831,11 @@ export class ServerSession {
   private copyTarget: { target: string; options: string; chunks: Uint8Array[] } | null = null
 
   private async beginCopyIn(target: string, options: string): Promise<void> {
-    const db = this.engine.db
-    if (!this.release) {
-      this.release = await acquire(db)
-      await this.restoreSettings()
+    if (!(await this.takeBackend('Q'))) return
+    if (this.memberTurnEnd) {
+      // An importing transaction reads only: PostgreSQL's error, without running it.
+      const out = errorResponse({ code: '25006', message: 'cannot execute COPY FROM in a read-only transaction' })
+      return this.afterRun(concatBytes([out, readyForQuery('E')]))
     }
     const before = await this.endExtended()
     if (before?.length) await this.afterRun(before)
@@ -374,13 +892,10 @@ export class ServerSession {
   /** Run one message in PGlite, holding the database until it is idle again. */
   private async forward(bytes: Uint8Array): Promise<void> {
     const db = this.engine.db
-    if (!this.release) {
-      this.release = await acquire(db)
-      await this.restoreSettings()
-    }
     if (!this.dirty && SETTING_WORDS.test(latin1.decode(bytes.subarray(5)))) this.dirty = true
     const before = bytes[0] === 0x51 ? await this.endExtended() : null
     if ('PBDECH'.includes(String.fromCharCode(bytes[0]))) this.extendedOpen = true
+    if (bytes[0] === 0x51 && !this.memberTurnEnd) this.noteLocal(bytes)
     let out: Uint8Array
     try {
       out = await db.runExclusive(() => db.execProtocolRaw(bytes, { syncToFs: false }))
@@ -389,6 +904,22 @@ export class ServerSession {
       out = concatBytes([errorResponse(toPgError(e)), readyForQuery(db.isInTransaction() ? 'E' : 'I')])
     }
     await this.afterRun(before ? concatBytes([before, out]) : out)
+  }
+
+  /** A SET LOCAL sent to the backend still bounds this transaction's later waits. */
+  private noteLocal(bytes: Uint8Array): void {
+    const text = decodableQuery(bytes.subarray(5))
+    const stmt = text === null ? null : transactionStatement(text)
+    if (stmt?.kind !== 'set-local') return
+    try {
+      if (stmt.value === null) this.txLocals.delete(stmt.name)
+      else {
+        const set = backendOf(this.engine.db).gucs.assign(stmt.name, stmt.value)
+        this.txLocals.set(set.name, set.value)
+      }
+    } catch {
+      // The backend reports the error itself.
+    }
   }
 
   /** Extended-query messages went to the backend since its last ReadyForQuery. */
@@ -416,18 +947,34 @@ export class ServerSession {
     const filtered = filterBackendOutput(out)
     out = filtered.bytes
     if (filtered.commits.length) signalCommit(db, filtered.commits)
+    this.controls(filtered.controls)
     const status = lastReadyStatus(out)
     if (status !== null) this.awaitingSync = this.extendedOpen = false
     else if (hasErrorResponse(out)) this.awaitingSync = true
+    if (status !== null && this.memberTurnEnd) {
+      // An importing transaction's statement ran in its own read-only
+      // transaction, inside the group's hold: end that, and report the
+      // importing transaction's status instead.
+      const b = this.block!
+      if (status === 'E') b.failed = true
+      await this.silently(query(status === 'E' ? 'ROLLBACK' : 'COMMIT')).catch(() => {})
+      await this.saveSettings()
+      this.endMemberTurn()
+      out[out.length - 1] = b.failed ? 0x45 : 0x54
+      this.send(out)
+      this.afterReady(b.failed ? 'E' : 'T')
+      return
+    }
     if (status === 'I') {
       await this.saveSettings()
-      const release = this.release
-      this.release = null
-      release?.()
+      const lease = this.lease
+      this.lease = null
+      lease?.release()
       // The client learns of its commit only once it is durable.
       await this.engine.durable()
     }
     if (out.length) this.send(out)
+    if (status !== null) this.afterReady(status)
   }
 
   /*
@@ -469,7 +1016,19 @@ export class ServerSession {
       return this.replicationError(toPgError(e))
     }
     if (cmd.kind !== 'START_REPLICATION') {
-      const reply = await handleReplicationQuery(text, db, { mode: 'postgres' })
+      const backend = backendOf(db)
+      const reply = await handleReplicationQuery(text, db, {
+        mode: 'postgres',
+        pid: this.processId,
+        show: (name) => {
+          const def = backend.gucs.get(name)
+          if (name.toLowerCase() === 'wal_level') return 'logical'
+          if (!def) throw new PgError({ code: SqlState.undefinedObject, message: `unrecognized configuration parameter "${name}"` })
+          const set = this.settings.find(([n]) => n === def.name)?.[1]
+          return backend.gucs.show(def.name, set ?? def.boot)
+        },
+        exportSnapshot: (slot) => backend.snapshots.export(this.processId, slot),
+      })
       if (reply === null) return this.forward(query(text))
       if (reply[0] === 0x45) return this.replicationError(null, reply)
       if (cmd.kind === 'CREATE_REPLICATION_SLOT' && cmd.temporary) this.temporarySlots.add(cmd.slot)
@@ -492,6 +1051,7 @@ export class ServerSession {
     this.streamStarted = new Promise((r) => (started = r))
     const done = handleStartReplication(text, writer, db, {
       mode: 'postgres',
+      pid: this.processId,
       durability: this.engine.durability,
       onSession: (s) => {
         this.stream = s
@@ -614,13 +1174,6 @@ async function runSql(db: PGlite, sql: string) {
 const SETTING_WORDS = /\b(set|reset|set_config|discard)\b/i
 const latin1 = new TextDecoder('latin1')
 
-/** PGlite's transaction lock, held until the returned release is called. */
-function acquire(db: PGlite): Promise<() => void> {
-  return new Promise((resolve) => {
-    void db._runExclusiveTransaction(() => new Promise<void>((release) => resolve(release)))
-  })
-}
-
 const SYNC = new Uint8Array([0x53, 0, 0, 0, 4])
 
 /** A simple Query message. */
@@ -668,3 +1221,51 @@ export function lastReadyStatus(out: Uint8Array): string | null {
   }
   return status
 }
+
+interface Block {
+  begin: Extract<TransactionStatement, { kind: 'begin' }>
+  /** SET LOCAL statements, replayed when the block reaches the backend. */
+  locals: string[]
+  failed: boolean
+  /** Set once SET TRANSACTION SNAPSHOT imported a snapshot: statements run in the group's turns. */
+  group: SnapshotGroup | null
+  /** A statement that reads data ran (SET TRANSACTION SNAPSHOT must come before). */
+  queried: boolean
+}
+
+/** SHOW wal_level says 'logical' on every connection: tabgres provides logical decoding itself. */
+type LocalStatementKind = TransactionStatement | { kind: 'show'; name: string; value: string }
+
+interface LocalStatement {
+  stmt: LocalStatementKind
+  /** The client's Parse, replayed if the backend needs the statement later. */
+  parse: Uint8Array
+  inBackend: boolean
+}
+
+const SHOW_WAL_LEVEL = /^\s*show\s+wal_level\s*;?\s*$/i
+
+function localStatement(sql: string): LocalStatementKind | null {
+  if (SHOW_WAL_LEVEL.test(sql)) return { kind: 'show', name: 'wal_level', value: 'logical' }
+  return transactionStatement(sql)
+}
+
+function rowDescriptionOf(name: string): Uint8Array {
+  return resultSet([{ name, ...TEXT_FIELD }], [], '')[0]
+}
+
+/** The fields of the first ErrorResponse in a backend byte stream. */
+function firstError(out: Uint8Array): PgErrorFields {
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
+  for (let off = 0; off + 5 <= out.length; off += 1 + view.getInt32(off + 1)) {
+    if (out[off] !== 0x45) continue
+    const r = new ByteReader(out.subarray(off + 5, off + 1 + view.getInt32(off + 1)))
+    const f: Record<string, string> = {}
+    for (let c = r.uint8(); c !== 0; c = r.uint8()) f[String.fromCharCode(c)] = r.cstring()
+    return { code: f.C ?? 'XX000', message: f.M ?? 'unknown error', detail: f.D, hint: f.H }
+  }
+  return { code: 'XX000', message: 'unknown error' }
+}
+
+/** Settings whose changes PostgreSQL reports with ParameterStatus (of those a catalog-checked SET can change). */
+const REPORTED = ['DateStyle', 'IntervalStyle', 'standard_conforming_strings', 'default_transaction_read_only', 'in_hot_standby']

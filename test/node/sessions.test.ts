@@ -1,0 +1,204 @@
+// Sessions sharing one backend, as PostgreSQL clients expect them to behave
+// (issue #14): walsender commands never wait for another session's
+// transaction, waits for the backend are bounded with PostgreSQL's SQLSTATEs,
+// and exported snapshots are importable by parallel copies that read exactly
+// the slot's consistent point. Real clients (node-postgres, postgres.js) on TCP.
+
+import { PGlite } from '@electric-sql/pglite'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import postgres from 'postgres'
+import { LogicalReplicationService, PgoutputPlugin } from 'pg-logical-replication'
+import { afterAll, describe, expect, it } from 'vitest'
+import { listen, type TcpServer } from '../../src/node/server'
+import { installChangeTracking } from '../../src/worker/replication/change-tracker'
+
+const dirs: string[] = []
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
+
+async function open(dir?: string): Promise<{ db: PGlite; server: TcpServer }> {
+  const db = new PGlite(dir)
+  await installChangeTracking(db, { retention: 'discard' })
+  return { db, server: await listen(db) }
+}
+
+function client(port: number, replication = false): pg.Client {
+  return new pg.Client({
+    host: '127.0.0.1',
+    port,
+    user: 'postgres',
+    database: 'postgres',
+    ...(replication ? { replication: 'database' } : {}),
+  } as pg.ClientConfig)
+}
+
+async function sqlState(p: Promise<unknown>): Promise<string> {
+  try {
+    await p
+  } catch (e) {
+    return (e as { code: string }).code
+  }
+  return 'no error'
+}
+
+describe('a transaction held open on another connection', () => {
+  it('does not stop walsender commands; the slot survives its rollback and a restart; a bounded wait says 55P03', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tabgres-sessions-'))
+    dirs.push(dir)
+    let { db, server } = await open(dir)
+    const holder = client(server.port)
+    const walsender = client(server.port, true)
+    const other = client(server.port)
+    await Promise.all([holder.connect(), walsender.connect(), other.connect()])
+    try {
+      await holder.query('BEGIN')
+      await holder.query('SELECT pg_advisory_xact_lock(1)')
+      await holder.query(`SELECT slot_name FROM pg_replication_slots`)
+
+      // PostgreSQL 15 answers these with the holder's transaction still open.
+      await walsender.query('SET lock_timeout = 29000')
+      expect((await walsender.query('SHOW lock_timeout')).rows).toEqual([{ lock_timeout: '29s' }])
+      expect(await sqlState(walsender.query('SET no_such_setting = 1'))).toBe('42704')
+      expect(await sqlState(walsender.query('SET lock_timeout = -1'))).toBe('22023')
+      const identify = await walsender.query('IDENTIFY_SYSTEM')
+      expect(identify.rows[0].dbname).toBe('postgres')
+      const created = await walsender.query('CREATE_REPLICATION_SLOT held LOGICAL pgoutput')
+      expect(created.rows[0].slot_name).toBe('held')
+      expect(created.rows[0].snapshot_name).toMatch(/^[0-9A-F]{8}-[0-9A-F]{8}-\d+$/)
+
+      // A normal session that set lock_timeout gets PostgreSQL's lock-wait error.
+      await other.query('SET lock_timeout = 100')
+      const started = performance.now()
+      expect(await sqlState(other.query('SELECT 1'))).toBe('55P03')
+      const waited = performance.now() - started
+      expect(waited).toBeGreaterThanOrEqual(95)
+      console.log(`lock_timeout = 100: 55P03 after ${waited.toFixed(0)} ms`)
+      // The same with statement_timeout: 57014.
+      await other.query('SET lock_timeout = 0')
+      await other.query('SET statement_timeout = 100')
+      expect(await sqlState(other.query('SELECT 1'))).toBe('57014')
+
+      // The slot is visible to the holder's own later reads, and survives its rollback.
+      await holder.query('ROLLBACK')
+      const slots = await other.query(`SELECT slot_name, slot_type, temporary FROM pg_replication_slots`)
+      expect(slots.rows).toEqual([{ slot_name: 'held', slot_type: 'logical', temporary: false }])
+    } finally {
+      await Promise.all([holder.end(), walsender.end(), other.end()])
+    }
+    await server.close()
+    await db.close()
+    ;({ db, server } = await open(dir))
+    expect((await db.query(`SELECT slot_name FROM pg_replication_slots`)).rows).toEqual([{ slot_name: 'held' }])
+    await server.close()
+    await db.close()
+  })
+
+  it('answers BEGIN and SET LOCAL without the backend until a statement needs it', async () => {
+    const { db, server } = await open()
+    const sql = postgres({ host: '127.0.0.1', port: server.port, user: 'postgres', database: 'postgres', max: 1, onnotice: () => {} })
+    const holder = client(server.port)
+    await holder.connect()
+    await sql`SELECT 1` // connected (postgres.js reads the array types first)
+    try {
+      await holder.query('BEGIN')
+      await holder.query('SELECT 1')
+      let reached = false
+      // A transaction pool worker's opening (zero-cache's): none of it waits.
+      const tx = sql.begin('ISOLATION LEVEL READ COMMITTED', async (tx) => {
+        await tx`SET LOCAL statement_timeout = 0`
+        await tx`SET LOCAL idle_in_transaction_session_timeout = 60000`
+        reached = true
+        return (await tx`SELECT 42 AS n`)[0].n
+      })
+      // reached turns true with the holder's transaction still open.
+      while (!reached) await new Promise((r) => setImmediate(r))
+      await holder.query('COMMIT')
+      expect(await tx).toBe(42)
+      // SET LOCAL's validation, and PostgreSQL's warning outside a block.
+      const bad = sql.begin(async (tx) => {
+        await tx`SET LOCAL lock_timeout = 'soon'`
+      })
+      expect(await sqlState(bad)).toBe('22023')
+      expect((await sql`SHOW wal_level`)[0].wal_level).toBe('logical')
+    } finally {
+      await holder.end()
+      await sql.end()
+      await server.close()
+      await db.close()
+    }
+  })
+})
+
+describe('an exported snapshot', () => {
+  it('gives three parallel copies exactly the consistent point while a third session writes; the stream gives exactly the later commits', async () => {
+    const { db, server } = await open()
+    await db.exec(`CREATE TABLE t (id int PRIMARY KEY, v text); CREATE PUBLICATION p FOR TABLE t;
+      INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')`)
+    const walsender = client(server.port, true)
+    const writer = client(server.port)
+    await Promise.all([walsender.connect(), writer.connect()])
+    const copies = Array.from({ length: 3 }, () =>
+      postgres({ host: '127.0.0.1', port: server.port, user: 'postgres', database: 'postgres', max: 1, onnotice: () => {} }),
+    )
+    try {
+      const slot = (await walsender.query('CREATE_REPLICATION_SLOT snap LOGICAL pgoutput')).rows[0]
+      // Committed after the slot's creation, before any copy: in the copies, not in the stream.
+      await writer.query(`INSERT INTO t VALUES (4, 'before the copies')`)
+      let imported = 0
+      let release!: () => void
+      const allIn = new Promise<void>((r) => (release = r))
+      const reads = copies.map((sql) =>
+        sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (tx) => {
+          await tx.unsafe(`SET TRANSACTION SNAPSHOT '${slot.snapshot_name}'`)
+          if (++imported === copies.length) release()
+          await allIn
+          const rows = await tx`SELECT id FROM t ORDER BY id`
+          await tx`SELECT 1`
+          return rows.map((r) => r.id)
+        }),
+      )
+      await allIn
+      // A third session writes while the copies run: it waits for them.
+      const writes = (async () => {
+        await writer.query(`INSERT INTO t VALUES (5, 'after')`)
+        await writer.query(`UPDATE t SET v = 'changed' WHERE id = 1`)
+      })()
+      expect(await Promise.all(reads)).toEqual([
+        [1, 2, 3, 4],
+        [1, 2, 3, 4],
+        [1, 2, 3, 4],
+      ])
+      await writes
+      // The copies are done and the data changed: the snapshot cannot be imported again.
+      const late = copies[0].begin('ISOLATION LEVEL REPEATABLE READ', (tx) => tx.unsafe(`SET TRANSACTION SNAPSHOT '${slot.snapshot_name}'`))
+      expect(await sqlState(late)).toBe('22023')
+      expect(await sqlState(copies[0].begin((tx) => tx.unsafe(`SET TRANSACTION SNAPSHOT 'nope'`)))).toBe('0A000') // read committed
+      expect(await sqlState(copies[0].begin('ISOLATION LEVEL SERIALIZABLE', (tx) => tx.unsafe(`SET TRANSACTION SNAPSHOT 'nope'`)))).toBe('22023')
+      await walsender.end()
+
+      // START_REPLICATION at the reported consistent point: only what came after the copies.
+      const svc = new LogicalReplicationService(
+        { host: '127.0.0.1', port: server.port, user: 'postgres', database: 'postgres' },
+        { acknowledge: { auto: false, timeoutSeconds: 0 } },
+      )
+      const seen: string[] = []
+      const done = new Promise<void>((resolve) => {
+        svc.on('data', (_lsn: string, m: { tag: string; new?: { id: number; v: string } }) => {
+          if (m.tag === 'insert' || m.tag === 'update') seen.push(`${m.tag} ${m.new!.id} ${m.new!.v}`)
+          if (seen.length === 2) resolve()
+        })
+      })
+      void svc.subscribe(new PgoutputPlugin({ protoVersion: 1, publicationNames: ['p'] }), 'snap', slot.consistent_point).catch(() => {})
+      await done
+      await svc.stop()
+      expect(seen).toEqual(['insert 5 after', 'update 1 changed'])
+    } finally {
+      await writer.end()
+      await Promise.all(copies.map((c) => c.end()))
+      await server.close()
+      await db.close()
+    }
+  })
+})
