@@ -1,4 +1,4 @@
-// npm run serve -- --port 6432 --data <dir|memory> [--db name ...] [--password secret] [--auth md5|password|scram-sha-256]
+// npm run serve -- --port 6432 --data <dir|memory> [--db name ...] [--password secret] [--auth md5|password|scram-sha-256] [--log-statements]
 // Runs the engine on TCP (127.0.0.1) and prints its address once it accepts connections.
 //
 // Each database name (--db, repeatable; default postgres) is its own PGlite:
@@ -25,6 +25,7 @@ const { values } = parseArgs({
     db: { type: 'string', multiple: true },
     password: { type: 'string' },
     auth: { type: 'string' },
+    'log-statements': { type: 'boolean', default: false },
   },
 })
 
@@ -66,6 +67,7 @@ const server = await listen(async (name) => databases.get(name) ?? null, {
   port: Number(values.port),
   password: values.password,
   auth: values.auth as AuthMethod | undefined,
+  log: values['log-statements'] ? (line) => console.error(line) : undefined,
 })
 for (const name of names) {
   console.log(`tabgres listening on postgresql://postgres@${server.host}:${server.port}/${name} (data: ${values.data})`)

@@ -201,4 +201,34 @@ describe('an exported snapshot', () => {
       await db.close()
     }
   })
+  it('ends an importing transaction with a COMMIT the client prepared while it held the backend', async () => {
+    // zero-cache's pooled connections (postgres.js) prepare COMMIT once, in an
+    // ordinary transaction, and reuse it (Bind/Execute only) to end the
+    // transaction that imported the snapshot. It must let the backend go.
+    const { db, server } = await open()
+    await db.exec(`CREATE TABLE t (id int PRIMARY KEY)`)
+    const walsender = client(server.port, true)
+    const reader = client(server.port)
+    const other = client(server.port)
+    await Promise.all([walsender.connect(), reader.connect(), other.connect()])
+    const commit = { name: 'commit_prepared', text: 'COMMIT' }
+    try {
+      await reader.query('BEGIN')
+      await reader.query('SELECT 1')
+      await reader.query(commit)
+      const slot = (await walsender.query('CREATE_REPLICATION_SLOT prepared_commit LOGICAL pgoutput')).rows[0]
+      await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+      await reader.query(`SET TRANSACTION SNAPSHOT '${slot.snapshot_name}'`)
+      expect((await reader.query('SELECT count(*)::int AS n FROM t')).rows).toEqual([{ n: 0 }])
+      await reader.query(commit)
+      // The group has ended: another session gets the backend without waiting out a bound.
+      await other.query('SET lock_timeout = 5000')
+      await other.query('INSERT INTO t VALUES (1)')
+      expect((await reader.query('SELECT count(*)::int AS n FROM t')).rows).toEqual([{ n: 1 }])
+    } finally {
+      await Promise.all([walsender.end(), reader.end(), other.end()])
+      await server.close()
+      await db.close()
+    }
+  })
 })

@@ -16,7 +16,7 @@
 //   query and stream in CopyBoth (replication/handler.ts).
 
 import type { PGlite } from '@electric-sql/pglite'
-import { ProtocolError } from '../../shared/bytes'
+import { ByteReader, ProtocolError } from '../../shared/bytes'
 import { PgError, SqlState, toPgError, type PgErrorFields } from '../../shared/errors'
 import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../replication/handler'
 import { isReplicationCommand, parseReplicationCommand } from '../replication/commands'
@@ -38,7 +38,7 @@ import {
   resultSet,
   TEXT_FIELD,
 } from './backend'
-import { ByteReader } from '../../shared/bytes'
+import { decodeBackendMessages } from '../../shared/backend-decode'
 import { backendOf, type Backend } from '../backend/backend'
 import { cancelError, type Lease, type WaitBounds } from '../backend/arbiter'
 import { GucCatalog } from '../backend/gucs'
@@ -73,6 +73,12 @@ export interface ServerOptions {
   /** 'trust' (default without a password) or a password method (default 'scram-sha-256' with one). */
   auth?: AuthMethod
   password?: string
+  /**
+   * Receives each statement a client sends (simple Query text, Parse text,
+   * replication commands) and each error sent back, one line each, as
+   * PostgreSQL's log_statement = 'all' and log_min_error_statement do.
+   */
+  log?: (line: string) => void
 }
 
 type State = 'startup' | 'auth' | 'ready' | 'copy-in' | 'copy-both' | 'closed'
@@ -183,12 +189,38 @@ export class ServerSession {
     this.fatal(e)
   }
 
+  private logStatement(tag: string, body: Uint8Array, text: string | null): void {
+    const log = this.options.log!
+    if (tag === 'Q') log(`[${this.processId}] statement: ${text ?? '(not UTF-8)'}`)
+    else if (tag === 'P') {
+      const r = new ByteReader(body)
+      const name = r.cstring()
+      log(`[${this.processId}] parse ${name || '<unnamed>'}: ${r.cstring()}`)
+    }
+  }
+
   private send(...parts: Uint8Array[]): void {
-    if (this.state !== 'closed' || parts.length) this.conn.send(parts.length === 1 ? parts[0] : concatBytes(parts))
+    if (this.state !== 'closed' || parts.length) {
+      const bytes = parts.length === 1 ? parts[0] : concatBytes(parts)
+      if (this.options.log) this.logErrors(bytes)
+      this.conn.send(bytes)
+    }
+  }
+
+  private logErrors(bytes: Uint8Array): void {
+    if (!bytes.includes(0x45)) return
+    try {
+      for (const m of decodeBackendMessages(bytes)) {
+        if (m.tag === 'E') this.options.log!(`[${this.processId}] ${m.fields.severity ?? 'ERROR'} ${m.fields.code}: ${m.fields.message}`)
+      }
+    } catch {
+      // A partial reply (a stream's CopyData): nothing to log.
+    }
   }
 
   private fatal(e: PgErrorFields): void {
     if (this.state === 'closed') return
+    this.options.log?.(`[${this.processId}] FATAL ${e.code}: ${e.message}`)
     this.conn.send(errorResponse({ ...e, severity: 'FATAL' }))
     this.state = 'closed'
     this.conn.close()
@@ -376,6 +408,7 @@ export class ServerSession {
     // A query that is not UTF-8 goes to PGlite as it came: its backend
     // answers it as PostgreSQL does (22021).
     const text = tag === 'Q' ? decodableQuery(body) : null
+    if (this.options.log) this.logStatement(tag, body, text)
     if (this.replication && text !== null && !this.lease) {
       // Any command of the exporting connection ends its exported snapshot.
       backendOf(this.engine.db).snapshots.expire(this.processId)
@@ -521,7 +554,13 @@ export class ServerSession {
       if (tag === 'C') return
     } else if (tag === 'E') portal = r.cstring()
     else if (tag === 'P') {
-      this.localStatements.delete(r.cstring())
+      // Transaction control prepared while the session held the backend is
+      // still answered here when bound later without it (the COMMIT that
+      // ends a snapshot-importing transaction, above all).
+      const name = r.cstring()
+      const stmt = localStatement(r.cstring())
+      if (stmt) this.localStatements.set(name, { stmt, parse: this.messageBytes('P', body), inBackend: true })
+      else this.localStatements.delete(name)
       return
     } else return
     const bound = portal !== null ? this.localPortals.get(portal) : undefined
