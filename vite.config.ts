@@ -21,6 +21,16 @@ export default defineConfig({
         },
       },
       {
+        // zero-cache (its own Node 22 process) on `npm run serve`.
+        test: {
+          name: 'zero',
+          environment: 'node',
+          include: ['test/zero/**/*.test.ts'],
+          testTimeout: 240_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
         // The built playground in Chromium, driven by Playwright from Node.
         test: {
           name: 'e2e',

@@ -11,7 +11,7 @@
 // closed, so what was committed is on disk.
 
 import { PGlite } from '@electric-sql/pglite'
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { installChangeTracking } from '../worker/replication/change-tracker'
@@ -56,6 +56,8 @@ async function openDatabase(name: string): Promise<PGlite> {
   return new PGlite(dir, { database: name })
 }
 
+// PGlite creates only the last directory of its path.
+if (!memory) mkdirSync(values.data!, { recursive: true })
 const databases = new Map<string, PGlite>()
 for (const name of names) {
   const db = await openDatabase(name)
