@@ -8,6 +8,7 @@
 import { PGlite } from '@electric-sql/pglite'
 import { INSTALL_SQL } from './capture/schema.sql'
 import { SLOTS_SQL } from './capture/slots.sql'
+import { ADVISORY_SQL } from './capture/advisory.sql'
 import { installChangeTracking } from './replication/change-tracker'
 import { stopPruning } from './replication/prune'
 import { GroupCommit } from './storage/group-commit'
@@ -59,7 +60,7 @@ const INITDB_PARAMS = ['--wal-segsize=1']
 /** A cheap fingerprint of the capture schema and the initdb options: a change makes a new template. */
 function templateKey(): string {
   let h = 0
-  for (const s of [INSTALL_SQL, SLOTS_SQL, INITDB_PARAMS.join(' ')]) for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0
+  for (const s of [INSTALL_SQL, SLOTS_SQL, ADVISORY_SQL, INITDB_PARAMS.join(' ')]) for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0
   return `pglite-0.5.17/capture-${(h >>> 0).toString(16)}`
 }
 

@@ -231,4 +231,53 @@ describe('an exported snapshot', () => {
       await db.close()
     }
   })
+  it('keeps advisory locks per session: try_ forms, shared and exclusive, re-entrant counts, kept across ROLLBACK, released at disconnect; a wait ends at the release or lock_timeout', async () => {
+    const { db, server } = await open()
+    const [a, b, c] = [client(server.port), client(server.port), client(server.port)]
+    await Promise.all([a.connect(), b.connect(), c.connect()])
+    const one = async (cl: pg.Client, sql: string) => Object.values((await cl.query(sql)).rows[0])[0]
+    try {
+      await a.query('BEGIN')
+      await a.query('SELECT pg_advisory_lock(1)')
+      await a.query('ROLLBACK') // a session-level lock outlives the transaction
+      expect(await one(a, 'SELECT pg_try_advisory_lock(1)')).toBe(true) // re-entrant: held twice now
+      expect(await one(b, 'SELECT pg_try_advisory_lock(1)')).toBe(false)
+      expect(await one(b, 'SELECT pg_try_advisory_lock_shared(1)')).toBe(false)
+      expect(await one(b, 'SELECT pg_try_advisory_lock(0, 1)')).toBe(true) // the two-int4 key space is separate
+      expect(await one(b, 'SELECT pg_try_advisory_lock_shared(2)')).toBe(true)
+      expect(await one(c, 'SELECT pg_try_advisory_lock_shared(2)')).toBe(true) // shared with shared
+      expect(await one(a, 'SELECT pg_try_advisory_lock(2)')).toBe(false) // exclusive with shared
+      expect(await one(b, 'SELECT pg_advisory_unlock(1)')).toBe(false) // not b's
+      expect(await one(b, 'SELECT pg_try_advisory_xact_lock(1)')).toBe(false)
+      expect(await one(b, 'SELECT pg_try_advisory_xact_lock(3)')).toBe(true)
+      // A waiting form inside a block cannot wait (b holds the backend): 55P03 at once.
+      await b.query('BEGIN')
+      expect(await sqlState(b.query('SELECT pg_advisory_xact_lock(1)'))).toBe('55P03')
+      await b.query('ROLLBACK')
+      // Outside a block it waits, bounded by lock_timeout...
+      await c.query('SET lock_timeout = 100')
+      const started = performance.now()
+      expect(await sqlState(c.query('SELECT pg_advisory_lock(1)'))).toBe('55P03')
+      expect(performance.now() - started).toBeGreaterThanOrEqual(95)
+      await c.query('SET lock_timeout = 0')
+      // ... and ends when the holder lets go (a holds it twice: one unlock is not enough).
+      const waiting = b.query('SELECT pg_advisory_lock(1), 42 AS after')
+      expect(await one(c, 'SELECT 1')).toBe(1) // others are not held up meanwhile
+      expect(await one(a, 'SELECT pg_advisory_unlock(1)')).toBe(true)
+      expect(await one(c, 'SELECT pg_try_advisory_lock_shared(1)')).toBe(false) // a holds it once more
+      expect(await one(a, 'SELECT pg_advisory_unlock(1)')).toBe(true)
+      expect((await waiting).rows[0].after).toBe(42)
+      expect(await one(a, 'SELECT pg_try_advisory_lock(1)')).toBe(false) // b has it now
+      // A session's end releases its locks.
+      await b.end()
+      expect(await one(a, 'SELECT pg_try_advisory_lock(1)')).toBe(true)
+      expect(await one(c, 'SELECT pg_try_advisory_lock(0, 1)')).toBe(true)
+      await a.query('SELECT pg_advisory_unlock_all()')
+      expect(await one(c, 'SELECT pg_try_advisory_lock(1)')).toBe(true)
+    } finally {
+      await Promise.all([a.end(), b.end().catch(() => {}), c.end()])
+      await server.close()
+      await db.close()
+    }
+  })
 })

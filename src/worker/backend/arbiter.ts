@@ -61,6 +61,8 @@ export class Arbiter {
     private readonly lock: LockBackend,
     /** The bound on a wait for which the session set no timeout (ms). */
     readonly maxWaitMs: number,
+    /** Told who holds the backend from now on (a session's pid, or null when no session does). */
+    private readonly onHolder: (pid: number | null) => void = () => {},
   ) {}
 
   /** The process holding the backend (a wire session's pid), or null. */
@@ -141,6 +143,7 @@ export class Arbiter {
       w.cleanup()
       this.holderPid = w.pid
       this.heldSince = performance.now()
+      this.onHolder(w.pid)
       let released = false
       w.resolve({
         pid: w.pid,
@@ -148,6 +151,7 @@ export class Arbiter {
           if (released) return
           released = true
           this.holderPid = null
+          this.onHolder(null)
           release()
           this.ask()
         },

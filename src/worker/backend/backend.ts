@@ -8,6 +8,7 @@
 import type { PGlite } from '@electric-sql/pglite'
 import type { PgErrorFields } from '../../shared/errors'
 import { SlotStore, type SlotState, type StoreFs } from '../replication/slot-store'
+import { AdvisoryLocks, type AdvisoryMode } from './advisory'
 import { Arbiter } from './arbiter'
 import { GucCatalog } from './gucs'
 import { Snapshots } from './snapshots'
@@ -40,6 +41,7 @@ export class Backend {
   readonly sessions = new Map<number, SessionControl>()
   readonly roles: Set<string>
   readonly snapshots: Snapshots
+  readonly advisory: AdvisoryLocks
 
   constructor(
     readonly db: PGlite,
@@ -51,9 +53,11 @@ export class Backend {
     options: BackendOptions,
   ) {
     this.roles = new Set(roles)
+    this.advisory = new AdvisoryLocks(db.Module.FS as unknown as StoreFs)
     this.arbiter = new Arbiter(
       (granted) => void db._runExclusiveTransaction(() => new Promise<void>((release) => granted(release))),
       options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
+      (pid) => this.advisory.setHolder(pid),
     )
     this.snapshots = new Snapshots({
       arbiter: this.arbiter,
@@ -69,6 +73,8 @@ export class Backend {
   }
 
   removeSession(pid: number): void {
+    // A session's advisory locks end with it, as in PostgreSQL.
+    this.advisory.unlockAll(pid)
     if (this.sessions.delete(pid)) this.writeSessions()
   }
 
@@ -102,6 +108,15 @@ export class Backend {
       case 'cancel':
         this.sessions.get(r.pid!)?.cancel()
         return {}
+      case 'advisory_lock':
+        this.advisory.lock(pid, r.key!, r.mode!)
+        return {}
+      case 'advisory_unlock':
+        this.advisory.unlock(pid, r.key!, r.mode!)
+        return {}
+      case 'advisory_unlock_all':
+        this.advisory.unlockAll(pid)
+        return {}
     }
   }
 
@@ -126,8 +141,11 @@ export class Backend {
 
 /** What the engine does for a control notice (capture/slots.sql.ts): slot functions, signals to sessions. */
 export interface ControlRequest {
-  op: 'drop_slot' | 'create_slot' | 'advance_slot' | 'terminate' | 'cancel'
+  op: 'drop_slot' | 'create_slot' | 'advance_slot' | 'terminate' | 'cancel' | 'advisory_lock' | 'advisory_unlock' | 'advisory_unlock_all'
   slot?: string
+  /** An advisory lock's key ('b<bigint>' or 'i<int4>:<int4>') and mode. */
+  key?: string
+  mode?: AdvisoryMode
   temporary?: boolean
   lsn?: string
   pid?: number

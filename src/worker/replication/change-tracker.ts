@@ -5,6 +5,7 @@
 import type { PGlite } from '@electric-sql/pglite'
 import { INSTALL_SQL, SEARCH_PATH, TRACK_ALL_SQL, searchPathSql } from '../capture/schema.sql'
 import { LEGACY_SLOTS_SQL, SLOTS_SQL } from '../capture/slots.sql'
+import { ADVISORY_SQL } from '../capture/advisory.sql'
 import { Backend, hasBackend, setBackend, type BackendOptions } from '../backend/backend'
 import { parseLsn } from '../../shared/lsn'
 import { run } from './exclusive'
@@ -52,6 +53,7 @@ export async function installChangeTracking(db: PGlite, options: TrackingOptions
   const { rows } = await db.query<{ db: string }>('SELECT current_database() AS db')
   await db.exec(INSTALL_SQL)
   await db.exec(SLOTS_SQL)
+  await db.exec(ADVISORY_SQL)
   await db.exec(searchPathSql(rows[0].db))
   await db.exec(TRACK_ALL_SQL)
   if (!hasBackend(db)) {

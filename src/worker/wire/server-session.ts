@@ -48,6 +48,7 @@ import { FrontendReader, PROTOCOL_3_0, queryText, type FrontendMessage } from '.
 import { StatementNames } from './statement-names'
 import { malformedMessage } from './frontend-validate'
 import { filterBackendOutput } from './backend-filter'
+import { ADVISORY_BUSY } from '../capture/advisory.sql'
 import { signalCommit } from '../replication/notifier'
 import { ENGINE_SESSION_SQL } from '../replication/change-tracker'
 
@@ -435,7 +436,27 @@ export class ServerSession {
     }
     if (!(await this.takeBackend(tag))) return
     await this.materialize(tag, body)
-    await this.forward(this.rewriteNames(tag, body) ?? bytes)
+    if (await this.forward(this.rewriteNames(tag, body) ?? bytes)) {
+      // A waiting advisory lock function found the lock held by another
+      // session: wait for a release, bounded as any lock wait, then run the
+      // statement again (it failed and was rolled back).
+      if (await this.waitForAdvisoryRelease()) return this.message(tag, bytes, body)
+    }
+  }
+
+  /** Waits for an advisory lock to be released; false when the wait ended with an error (answered). */
+  private async waitForAdvisoryRelease(): Promise<boolean> {
+    this.waitAbort = new AbortController()
+    const backend = backendOf(this.engine.db)
+    try {
+      await backend.advisory.waitForRelease(this.waitBounds(this.waitAbort.signal), backend.arbiter.maxWaitMs)
+      return true
+    } catch (e) {
+      if (this.state !== 'closed') this.localError(toPgError(e), 'Q')
+      return false
+    } finally {
+      this.waitAbort = null
+    }
   }
 
   /** I, T or E while the backend has not seen this session's transaction block. */
@@ -455,6 +476,8 @@ export class ServerSession {
     try {
       if (group) {
         this.memberTurnEnd = await group.turn()
+        // The group's hold is the first importer's: name this turn's session for advisory locks.
+        backendOf(this.engine.db).advisory.setHolder(this.processId)
         await this.restoreSettings()
         const b = this.block!
         const mode = b.begin.readOnly === false ? 'READ WRITE' : 'READ ONLY'
@@ -788,6 +811,7 @@ export class ServerSession {
   private endMemberTurn(): void {
     const end = this.memberTurnEnd
     this.memberTurnEnd = null
+    if (end && this.block?.group) backendOf(this.engine.db).advisory.setHolder(this.block.group.lease.pid)
     end?.()
   }
 
@@ -928,8 +952,13 @@ export class ServerSession {
     await this.afterRun(concatBytes([error, readyForQuery(inBlock ? 'E' : 'I')]))
   }
 
-  /** Run one message in PGlite, holding the database until it is idle again. */
-  private async forward(bytes: Uint8Array): Promise<void> {
+  /**
+   * Run one message in PGlite, holding the database until it is idle again.
+   * True (nothing sent) when it was a simple Query outside a transaction
+   * block that a waiting advisory lock function ended: the caller waits and
+   * runs it again.
+   */
+  private async forward(bytes: Uint8Array, retryable = true): Promise<boolean> {
     const db = this.engine.db
     if (!this.dirty && SETTING_WORDS.test(latin1.decode(bytes.subarray(5)))) this.dirty = true
     const before = bytes[0] === 0x51 ? await this.endExtended() : null
@@ -942,7 +971,17 @@ export class ServerSession {
       // PGlite itself failed (not an SQL error, which comes back as ErrorResponse).
       out = concatBytes([errorResponse(toPgError(e)), readyForQuery(db.isInTransaction() ? 'E' : 'I')])
     }
+    if (retryable && bytes[0] === 0x51 && !before && !this.memberTurnEnd && lastReadyStatus(out) === 'I' && isAdvisoryBusy(out)) {
+      // Locks the statement took before the busy one stay taken, as in PostgreSQL.
+      this.controls(filterBackendOutput(out).controls)
+      await this.saveSettings()
+      const lease = this.lease
+      this.lease = null
+      lease?.release()
+      return true
+    }
     await this.afterRun(before ? concatBytes([before, out]) : out)
+    return false
   }
 
   /** A SET LOCAL sent to the backend still bounds this transaction's later waits. */
@@ -1068,7 +1107,10 @@ export class ServerSession {
         },
         exportSnapshot: (slot) => backend.snapshots.export(this.processId, slot),
       })
-      if (reply === null) return this.forward(query(text))
+      if (reply === null) {
+        await this.forward(query(text), false)
+        return
+      }
       if (reply[0] === 0x45) return this.replicationError(null, reply)
       if (cmd.kind === 'CREATE_REPLICATION_SLOT' && cmd.temporary) this.temporarySlots.add(cmd.slot)
       if (cmd.kind === 'DROP_REPLICATION_SLOT') this.temporarySlots.delete(cmd.slot)
@@ -1283,6 +1325,13 @@ interface LocalStatement {
 }
 
 const SHOW_WAL_LEVEL = /^\s*show\s+wal_level\s*;?\s*$/i
+
+/** The reply holds the 55P03 of a waiting advisory lock function (capture/advisory.sql.ts). */
+function isAdvisoryBusy(out: Uint8Array): boolean {
+  if (!hasErrorResponse(out)) return false
+  const e = firstError(out)
+  return e.code === '55P03' && e.message === ADVISORY_BUSY
+}
 
 function localStatement(sql: string): LocalStatementKind | null {
   if (SHOW_WAL_LEVEL.test(sql)) return { kind: 'show', name: 'wal_level', value: 'logical' }
