@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { supervise } from './child-output'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 
@@ -46,43 +47,24 @@ export function startServe(o: ServeOptions): ServeProcess {
   let failReady!: (e: Error) => void
   const ready = new Promise<number>((res, rej) => ((markReady = res), (failReady = rej)))
   ready.catch(() => {})
-  const tail: string[] = []
-  const lines = (rest: { s: string }) => (chunk: Buffer) => {
-    rest.s += chunk.toString('utf8')
-    let nl: number
-    while ((nl = rest.s.indexOf('\n')) >= 0) {
-      const line = rest.s.slice(0, nl)
-      rest.s = rest.s.slice(nl + 1)
-      tail.push(line)
-      if (tail.length > 40) tail.shift()
-      o.onLine?.(line)
-      const m = LISTENING.exec(line)
-      if (m) {
-        port = Number(m[2])
-        pending.delete(m[3])
-        if (pending.size === 0) markReady(port)
-      }
+  const out = supervise(child, (line) => {
+    o.onLine?.(line)
+    const m = LISTENING.exec(line)
+    if (m) {
+      port = Number(m[2])
+      pending.delete(m[3])
+      if (pending.size === 0) markReady(port)
     }
-  }
-  child.stdout!.on('data', lines({ s: '' }))
-  child.stderr!.on('data', lines({ s: '' }))
-  const exited = new Promise<number | string>((res) => {
-    child.once('exit', (code, signal) => {
-      failReady(new Error(`npm run serve exited (${code ?? signal}) before it was ready; its last lines:\n${tail.join('\n')}`))
-      res(code ?? signal ?? 'unknown')
-    })
   })
+  void out.exited.then((c) => failReady(new Error(`npm run serve exited (${c}) before it was ready; its last lines:\n${out.lastLines()}`)))
   return {
     process: child,
     ready,
-    exited,
+    exited: out.exited,
     url: (database) => {
       const auth = o.password !== undefined ? `postgres:${encodeURIComponent(o.password)}` : 'postgres'
       return `postgresql://${auth}@127.0.0.1:${port}/${database}`
     },
-    stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
-      return exited
-    },
+    stop: out.stop,
   }
 }

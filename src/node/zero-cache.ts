@@ -12,6 +12,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { supervise } from './child-output'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 
@@ -96,36 +97,15 @@ export function startZeroCache(o: ZeroCacheOptions): ZeroCache {
   let failReady!: (e: Error) => void
   const ready = new Promise<void>((res, rej) => ((markReady = res), (failReady = rej)))
   ready.catch(() => {}) // a caller that never awaits it must not see an unhandled rejection
-  const tail: string[] = []
-  const lines = (chunk: Buffer, rest: { s: string }) => {
-    rest.s += chunk.toString('utf8')
-    let nl: number
-    while ((nl = rest.s.indexOf('\n')) >= 0) {
-      const line = rest.s.slice(0, nl)
-      rest.s = rest.s.slice(nl + 1)
-      tail.push(line)
-      if (tail.length > 40) tail.shift()
-      o.onLine?.(line)
-      if (READY.test(line)) markReady()
-    }
-  }
-  const out = { s: '' }
-  const err = { s: '' }
-  child.stdout!.on('data', (c: Buffer) => lines(c, out))
-  child.stderr!.on('data', (c: Buffer) => lines(c, err))
-  const exited = new Promise<number | string>((res) => {
-    child.once('exit', (code, signal) => {
-      failReady(new Error(`zero-cache exited (${code ?? signal}) before it was ready; its last lines:\n${tail.join('\n')}`))
-      res(code ?? signal ?? 'unknown')
-    })
+  const out = supervise(child, (line) => {
+    o.onLine?.(line)
+    if (READY.test(line)) markReady()
   })
+  void out.exited.then((c) => failReady(new Error(`zero-cache exited (${c}) before it was ready; its last lines:\n${out.lastLines()}`)))
   return {
     process: child,
     ready,
-    exited,
-    stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
-      return exited
-    },
+    exited: out.exited,
+    stop: out.stop,
   }
 }
