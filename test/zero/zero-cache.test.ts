@@ -89,7 +89,13 @@ describe.skipIf(!runtime.path && !(process.platform === 'linux' && process.arch 
     for (const [name, t] of Object.entries(TABLES)) {
       const ex = name === 'kinds' ? extra : ''
       up[name] = (await upstream.query({ text: t.upstream.replace('%extra%', ex), rowMode: 'array' })).rows
-      rep[name] = (await replica!.query(t.replica.replace('%extra%', ex))).map((r) => Object.values(r).map(text))
+      // Until zero-cache has applied an ALTER TABLE, its replica lacks the new
+      // column: the error stands in for the rows, so the snapshots differ and
+      // the wait goes on to the next replica commit.
+      rep[name] = await replica!.query(t.replica.replace('%extra%', ex)).then(
+        (rows) => rows.map((r) => Object.values(r).map(text)),
+        (e: Error) => [`replica: ${e.message}`],
+      )
     }
     return { up, rep }
   }
