@@ -15,6 +15,7 @@
 import { type PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite'
 import { commandResult, type CommandResult } from '../shared/backend-decode'
 import { PgError, SqlState, toPgError } from '../shared/errors'
+import { setsSessionTimeout } from './backend/idle-timeouts'
 import { formatLsn, parseLsn } from '../shared/lsn'
 import type { PageToWorker } from '../shared/stream-port'
 import { openEngine, type BootInfo, type Engine, type EngineOptions } from './engine'
@@ -90,6 +91,19 @@ export function makeApi() {
     return result
   }
 
+  /** The worker API is no connection: a timeout that ends one has nothing to end (backend/idle-timeouts.ts). */
+  function refuseSessionTimeouts(sql: string): void {
+    const name = setsSessionTimeout(sql)
+    if (name) {
+      throw new PgError({
+        code: SqlState.featureNotSupported,
+        message: `${name} cannot be set through the worker API`,
+        detail: 'It ends a connection that sits idle; the worker API has none, and PGlite\'s one backend must never have it.',
+        hint: 'Set it on a wire-protocol session (db.connect()), where it ends that session as in PostgreSQL.',
+      })
+    }
+  }
+
   function tx(id: number): TxEntry {
     const t = transactions.get(id)
     if (!t) throw new PgError({ code: '25P01', message: `no transaction ${id} is open` }) // no_active_sql_transaction
@@ -116,10 +130,12 @@ export function makeApi() {
     },
 
     async query(sql: string, params?: unknown[], options?: QueryOptions): Promise<Results> {
+      refuseSessionTimeouts(sql)
       return write((db) => db.query(sql, params, options))
     },
 
     async exec(sql: string): Promise<Results[]> {
+      refuseSessionTimeouts(sql)
       return write((db) => db.exec(sql))
     },
 
@@ -153,6 +169,7 @@ export function makeApi() {
 
     async txQuery(id: number, sql: string, params?: unknown[], options?: QueryOptions): Promise<Results> {
       try {
+        refuseSessionTimeouts(sql)
         return await tx(id).tx.query(sql, params, options)
       } catch (err) {
         throw toPgError(err)
@@ -161,6 +178,7 @@ export function makeApi() {
 
     async txExec(id: number, sql: string): Promise<Results[]> {
       try {
+        refuseSessionTimeouts(sql)
         return await tx(id).tx.exec(sql)
       } catch (err) {
         throw toPgError(err)

@@ -34,6 +34,11 @@ function client(port: number, replication = false): pg.Client {
   } as pg.ClientConfig)
 }
 
+/** The SQLSTATE of the FATAL that ended a session (pg reports it as the client's error). */
+function sessionEnd(c: pg.Client): Promise<string> {
+  return new Promise((resolve) => c.on('error', (e: Error) => resolve((e as { code?: string }).code ?? e.message)))
+}
+
 async function sqlState(p: Promise<unknown>): Promise<string> {
   try {
     await p
@@ -276,6 +281,153 @@ describe('an exported snapshot', () => {
       expect(await one(c, 'SELECT pg_try_advisory_lock(1)')).toBe(true)
     } finally {
       await Promise.all([a.end(), b.end().catch(() => {}), c.end()])
+      await server.close()
+      await db.close()
+    }
+  })
+})
+
+describe('slot functions and backend signals in SQL', () => {
+  it('create, advance and drop slots the walsender commands see; pg_terminate_backend(active_pid) ends the walsender; pg_backend_pid is the session pid', async () => {
+    const { db, server } = await open()
+    await db.exec(`CREATE TABLE t (id int PRIMARY KEY); CREATE PUBLICATION p FOR TABLE t`)
+    const sqlc = client(server.port)
+    const walsender = client(server.port, true)
+    await Promise.all([sqlc.connect(), walsender.connect()])
+    const pidOf = (c: pg.Client) => (c as unknown as { processID: number }).processID
+    try {
+      // The pid a client got in BackendKeyData, on every connection.
+      expect((await sqlc.query('SELECT pg_backend_pid() AS pid')).rows[0].pid).toBe(pidOf(sqlc))
+
+      const created = (await sqlc.query(`SELECT * FROM pg_create_logical_replication_slot('by_sql', 'pgoutput')`)).rows[0]
+      expect(created.slot_name).toBe('by_sql')
+      expect(created.lsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/)
+      expect(await sqlState(sqlc.query(`SELECT pg_create_logical_replication_slot('by_sql', 'pgoutput')`))).toBe('42710')
+      expect(await sqlState(sqlc.query(`SELECT pg_create_logical_replication_slot('by_sql2', 'test_decoding')`))).toBe('58P01')
+      // The walsender's commands see the slot the SQL function made.
+      expect(await sqlState(walsender.query(`CREATE_REPLICATION_SLOT by_sql LOGICAL pgoutput`))).toBe('42710')
+
+      // Streaming from it: the slot is active for the walsender's pid.
+      const conn = (walsender as unknown as { connection: NodeJS.EventEmitter }).connection
+      const streaming = new Promise<void>((r) => conn.once('replicationStart', () => r()))
+      // Its end comes as the error of the query that streams (FATAL 57P01).
+      const walsenderEnd = sqlState(walsender.query(`START_REPLICATION SLOT by_sql LOGICAL 0/0 (proto_version '1', publication_names 'p')`))
+      walsender.on('error', () => {}) // and then the closed socket
+      await streaming
+      const active = (await sqlc.query(`SELECT active, active_pid FROM pg_replication_slots WHERE slot_name = 'by_sql'`)).rows[0]
+      expect(active).toEqual({ active: true, active_pid: pidOf(walsender) })
+      expect(await sqlState(sqlc.query(`SELECT pg_drop_replication_slot('by_sql')`))).toBe('55006')
+      expect(await sqlState(sqlc.query(`SELECT pg_replication_slot_advance('by_sql', pg_current_wal_lsn())`))).toBe('55006')
+
+      // zero-cache's statement: the walsender session ends with 57P01, the slot goes inactive.
+      const terminated = await sqlc.query(
+        `SELECT pg_terminate_backend(active_pid) AS terminated, active_pid AS pid FROM pg_replication_slots WHERE slot_name = 'by_sql'`,
+      )
+      expect(terminated.rows).toEqual([{ terminated: true, pid: pidOf(walsender) }])
+      expect(await walsenderEnd).toBe('57P01')
+      expect((await sqlc.query(`SELECT active, active_pid FROM pg_replication_slots WHERE slot_name = 'by_sql'`)).rows).toEqual([
+        { active: false, active_pid: null },
+      ])
+      // A pid that is no session: false and PostgreSQL's warning.
+      const notices: string[] = []
+      sqlc.on('notice', (n) => notices.push(n.message ?? ''))
+      expect((await sqlc.query('SELECT pg_terminate_backend(999999) AS t')).rows).toEqual([{ t: false }])
+      expect(notices).toEqual(['PID 999999 is not a PostgreSQL backend process'])
+
+      // Advance: confirmed_flush_lsn moves to the current position, never back.
+      await sqlc.query('INSERT INTO t VALUES (1)')
+      const now = (await sqlc.query('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn
+      const advanced = (await sqlc.query(`SELECT * FROM pg_replication_slot_advance('by_sql', pg_current_wal_lsn())`)).rows[0]
+      expect(advanced).toEqual({ slot_name: 'by_sql', end_lsn: now })
+      expect((await sqlc.query(`SELECT confirmed_flush_lsn::text AS c FROM pg_replication_slots`)).rows).toEqual([{ c: now }])
+      expect(await sqlState(sqlc.query(`SELECT pg_replication_slot_advance('by_sql', '0/1')`))).toBe('22023')
+
+      expect((await sqlc.query(`SELECT pg_drop_replication_slot('by_sql')`)).rows).toEqual([{ pg_drop_replication_slot: '' }])
+      expect((await sqlc.query(`SELECT count(*)::int AS n FROM pg_replication_slots`)).rows).toEqual([{ n: 0 }])
+      expect(await sqlState(sqlc.query(`SELECT pg_drop_replication_slot('by_sql')`))).toBe('42704')
+    } finally {
+      await Promise.all([sqlc.end(), walsender.end().catch(() => {})])
+      await server.close()
+      await db.close()
+    }
+  })
+
+  it('pg_cancel_backend ends a session\'s wait for a lock with 57014; idle_in_transaction_session_timeout ends its session with 25P03', async () => {
+    const { db, server } = await open()
+    const [holder, waiter, canceller] = [client(server.port), client(server.port), client(server.port)]
+    await Promise.all([holder.connect(), waiter.connect(), canceller.connect()])
+    const pidOf = (c: pg.Client) => (c as unknown as { processID: number }).processID
+    try {
+      await holder.query('SELECT pg_advisory_lock(1)')
+      const waiting = sqlState(waiter.query('SELECT pg_advisory_lock(1)'))
+      // The waiter waits for the lock, not for the backend: the canceller's SQL runs.
+      expect((await canceller.query(`SELECT pg_cancel_backend(${pidOf(waiter)}) AS c`)).rows).toEqual([{ c: true }])
+      expect(await waiting).toBe('57014')
+      await holder.query('SELECT pg_advisory_unlock(1)')
+      expect((await waiter.query('SELECT pg_try_advisory_lock(1) AS got')).rows).toEqual([{ got: true }])
+
+      // PostgreSQL ends a session idle in a transaction past the timeout (FATAL 25P03).
+      const ended = sessionEnd(holder)
+      await holder.query('SET idle_in_transaction_session_timeout = 100')
+      expect((await holder.query('SHOW idle_in_transaction_session_timeout')).rows).toEqual([{ idle_in_transaction_session_timeout: '100ms' }])
+      await holder.query('BEGIN')
+      await holder.query('SELECT 1')
+      expect(await ended).toBe('25P03')
+      // It let the backend go: another session runs.
+      expect((await waiter.query('SELECT 4 AS n')).rows).toEqual([{ n: 4 }])
+    } finally {
+      await Promise.all([holder.end().catch(() => {}), waiter.end(), canceller.end()])
+      await server.close()
+      await db.close()
+    }
+  })
+
+  it('session-only timeouts set while holding the backend end only their session; PGlite never has them', async () => {
+    // PGlite's backend arms these timers between calls and its FATAL leaves it
+    // spinning (backend/idle-timeouts.ts): each form of setting them must
+    // reach only the session's own timer.
+    const { db, server } = await open()
+    const other = client(server.port)
+    await other.connect()
+    const forms: Array<[string, string[], string]> = [
+      // SET inside a block, sent to the backend with the statement that holds it
+      ['in a block', ['BEGIN', 'SELECT 1', 'SET idle_in_transaction_session_timeout = 100'], '25P03'],
+      // set_config() in a query, then a block
+      ['set_config', [`SELECT set_config('idle_in_transaction_session_timeout', '100', false)`, 'BEGIN', 'SELECT 1'], '25P03'],
+      // idle outside a transaction
+      ['idle session', [`SELECT set_config('idle_session_timeout', '100', false)`], '57P05'],
+      // SET LOCAL sent with the statements that hold the backend
+      ['SET LOCAL', ['BEGIN', `SELECT 1; SET LOCAL transaction_timeout = 150`], '25P04'],
+    ]
+    try {
+      for (const [what, statements, code] of forms) {
+        const c = client(server.port)
+        await c.connect()
+        const ended = sessionEnd(c)
+        for (const sql of statements) await c.query(sql).catch(() => {})
+        expect(await ended, what).toBe(code)
+        // PGlite answers, and has none of them.
+        const set = await other.query(
+          `SELECT name, setting FROM pg_settings WHERE name IN ('idle_in_transaction_session_timeout', 'idle_session_timeout', 'transaction_timeout') AND setting <> '0'`,
+        )
+        expect(set.rows, what).toEqual([])
+      }
+      // Set and then aborted in one message: PostgreSQL's abort undoes the SET,
+      // the session goes on (25P02 until ROLLBACK) and the backend is free.
+      const c = client(server.port)
+      await c.connect()
+      await c.query('BEGIN')
+      await c.query('SAVEPOINT a')
+      expect(await sqlState(c.query(`SET idle_in_transaction_session_timeout = 100; SAVEPOINT b; SELECT 1/0`))).toBe('22012')
+      expect((await other.query(`SELECT count(*)::int AS n FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout' AND setting <> '0'`)).rows).toEqual([{ n: 0 }])
+      expect(await sqlState(c.query('SELECT 1'))).toBe('25P02')
+      expect(await sqlState(c.query('ROLLBACK TO SAVEPOINT a'))).toBe('3B001')
+      await c.query('ROLLBACK')
+      expect((await c.query('SHOW idle_in_transaction_session_timeout')).rows).toEqual([{ idle_in_transaction_session_timeout: '0' }])
+      await c.end()
+      expect((await db.query(`SELECT 5 AS n`)).rows).toEqual([{ n: 5 }])
+    } finally {
+      await other.end()
       await server.close()
       await db.close()
     }

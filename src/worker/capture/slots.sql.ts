@@ -12,6 +12,7 @@
 // Column list: PostgreSQL 18's system_views.sql (PGlite 0.5.17 is 18.7).
 
 import { SLOTS_FILE } from '../replication/slot-store'
+import { ADVISORY_FILE } from './advisory.sql'
 
 /** Where the engine lists the process IDs of live sessions, for pg_terminate_backend (PGlite's MEMFS). */
 export const SESSIONS_FILE = '/tmp/tabgres/sessions.json'
@@ -79,6 +80,35 @@ CREATE OR REPLACE VIEW pg_catalog.pg_publication_tables AS
    WHERE c.oid = gpt.relid AND n.nspname NOT IN ('_tabgres', '_tabgres_sql');
 RESET allow_system_table_mods;
 
+-- A built-in function cannot be replaced in place: fmgr calls a function
+-- whose OID is in its built-in table straight from that table, without
+-- reading pg_proc, so CREATE OR REPLACE would change the catalog row and not
+-- what runs (only an inlined SQL body escapes that; capture/advisory.sql.ts).
+-- So the built-in row goes and the replacement is a new function with the
+-- same signature and a new OID. The C function stays reachable under a name
+-- of ours (LANGUAGE internal) where the replacement needs it.
+CREATE OR REPLACE FUNCTION _tabgres.forget_builtin(signature text) RETURNS void
+LANGUAGE plpgsql VOLATILE SET allow_system_table_mods = on AS $$
+DECLARE f oid := pg_catalog.to_regprocedure(signature);
+BEGIN
+  -- 16384 is FirstNormalObjectId: below it, the OID is initdb's.
+  IF f IS NOT NULL AND f < 16384 THEN
+    DELETE FROM pg_catalog.pg_proc WHERE oid = f;
+  END IF;
+END $$;
+
+-- The process ID of the session running SQL (the engine lists it for the
+-- advisory locks, capture/advisory.sql.ts), as the BackendKeyData it sent:
+-- clients pass it to pg_terminate_backend / pg_cancel_backend. Outside any
+-- wire session (the worker API) it is PGlite's own.
+CREATE OR REPLACE FUNCTION _tabgres.pglite_backend_pid() RETURNS integer
+LANGUAGE internal STABLE STRICT PARALLEL RESTRICTED AS 'pg_backend_pid';
+SELECT _tabgres.forget_builtin('pg_catalog.pg_backend_pid()');
+CREATE OR REPLACE FUNCTION pg_catalog.pg_backend_pid() RETURNS integer
+LANGUAGE sql VOLATILE AS $$
+  SELECT COALESCE((pg_catalog.pg_read_file('${ADVISORY_FILE}', true)::json->>'holder')::int, _tabgres.pglite_backend_pid())
+$$;
+
 -- The slot functions and pg_terminate_backend / pg_cancel_backend act on what
 -- the engine owns (the slot store, the sessions), not on PGlite's backend:
 -- they check what they can read (the files above), then ask the engine with
@@ -108,6 +138,7 @@ BEGIN
   RETURN true;
 END $$;
 
+SELECT _tabgres.forget_builtin('pg_catalog.pg_terminate_backend(integer, bigint)');
 CREATE OR REPLACE FUNCTION pg_catalog.pg_terminate_backend(pid integer, timeout bigint DEFAULT 0) RETURNS boolean
 LANGUAGE plpgsql STRICT VOLATILE AS $$
 BEGIN
@@ -115,6 +146,7 @@ BEGIN
   RETURN _tabgres.signal_backend('terminate', pid);
 END $$;
 
+SELECT _tabgres.forget_builtin('pg_catalog.pg_cancel_backend(integer)');
 CREATE OR REPLACE FUNCTION pg_catalog.pg_cancel_backend(integer) RETURNS boolean
 LANGUAGE sql STRICT VOLATILE AS $$ SELECT _tabgres.signal_backend('cancel', $1) $$;
 
@@ -130,6 +162,7 @@ BEGIN
   RETURN s;
 END $$;
 
+SELECT _tabgres.forget_builtin('pg_catalog.pg_drop_replication_slot(name)');
 CREATE OR REPLACE FUNCTION pg_catalog.pg_drop_replication_slot(name) RETURNS void
 LANGUAGE plpgsql STRICT VOLATILE AS $$
 BEGIN
@@ -158,6 +191,7 @@ BEGIN
   RETURN at;
 END $$;
 
+SELECT _tabgres.forget_builtin('pg_catalog.pg_create_logical_replication_slot(name, name, boolean, boolean, boolean)');
 CREATE OR REPLACE FUNCTION pg_catalog.pg_create_logical_replication_slot(
   slot_name name, plugin name, temporary boolean DEFAULT false, twophase boolean DEFAULT false,
   failover boolean DEFAULT false, OUT slot_name name, OUT lsn pg_lsn)
@@ -177,6 +211,7 @@ BEGIN
   RETURN moveto;
 END $$;
 
+SELECT _tabgres.forget_builtin('pg_catalog.pg_replication_slot_advance(name, pg_lsn)');
 CREATE OR REPLACE FUNCTION pg_catalog.pg_replication_slot_advance(
   slot_name name, upto_lsn pg_lsn, OUT slot_name name, OUT end_lsn pg_lsn)
 LANGUAGE sql STRICT VOLATILE AS $$ SELECT $1, _tabgres.advance_slot($1, $2) $$;

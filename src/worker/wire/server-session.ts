@@ -42,6 +42,7 @@ import { decodeBackendMessages } from '../../shared/backend-decode'
 import { backendOf, type Backend } from '../backend/backend'
 import { cancelError, type Lease, type WaitBounds } from '../backend/arbiter'
 import { GucCatalog } from '../backend/gucs'
+import { isSessionOnly, mayTouchSessionTimeouts, resetSql, SESSION_ONLY_TIMEOUTS, SHOW_TIMEOUTS_SQL } from '../backend/idle-timeouts'
 import type { SnapshotGroup } from '../backend/snapshots'
 import { transactionStatement, type TransactionStatement } from './transaction-statements'
 import { FrontendReader, PROTOCOL_3_0, queryText, type FrontendMessage } from './frontend'
@@ -121,6 +122,8 @@ export class ServerSession {
   /** Portals bound to such statements. */
   private readonly localPortals = new Map<string, { statement: string; bind: Uint8Array }>()
   private idleTimer: ReturnType<typeof setTimeout> | null = null
+  /** transaction_timeout of the transaction in progress. */
+  private txTimer: ReturnType<typeof setTimeout> | null = null
   private readonly processId = nextProcessId++
   readonly secretKey = (Math.random() * 0x7fffffff) | 0
   private readonly names = new StatementNames(`_tg${this.processId}_`)
@@ -172,6 +175,7 @@ export class ServerSession {
     this.stream?.stop()
     this.waitAbort?.abort(new PgError({ code: '08006', message: 'the client went away' }))
     this.clearIdleTimer()
+    if (this.txTimer) clearTimeout(this.txTimer)
     sessions.delete(this.processId)
     await this.work.catch(() => {})
     await this.streamDone?.catch(() => {})
@@ -427,6 +431,18 @@ export class ServerSession {
         if (!this.extendedOpen) return this.send(readyForQuery(this.localStatus()))
       }
       if (await this.answerLocally(tag, body, text)) return
+      if (this.block?.failed && !this.block.group && tag !== 'S' && tag !== 'H') {
+        // An aborted block the backend does not hold (it failed here, or the
+        // backend's was rolled back): nothing runs until it ends. It has no
+        // savepoints, so ROLLBACK TO names one that does not exist.
+        const stmt = text === null ? null : transactionStatement(text)
+        return this.localError(
+          stmt?.kind === 'rollback-to'
+            ? new PgError({ code: '3B001', message: `savepoint "${stmt.name}" does not exist` })
+            : new PgError({ code: '25P02', message: 'current transaction is aborted, commands ignored until end of transaction block' }),
+          tag,
+        )
+      }
     }
     // After an extended-query error the backend ignores everything up to Sync,
     // a COPY included: it goes to PGlite to be ignored, not started here.
@@ -516,11 +532,59 @@ export class ServerSession {
     }
   }
 
+  /** SHOW's form of a setting as this session has it: SET LOCAL, SET, then the server's. */
+  private showSetting(name: string): string {
+    const { gucs } = backendOf(this.engine.db)
+    const def = gucs.get(name)
+    if (!def) throw new PgError({ code: SqlState.undefinedObject, message: `unrecognized configuration parameter "${name}"` })
+    return gucs.show(def.name, this.txLocals.get(def.name) ?? this.settings.find(([n]) => n === def.name)?.[1] ?? def.boot)
+  }
+
   /** A time setting in ms as this session has it: SET LOCAL, SET, then the server's. */
   private settingMs(name: string): number {
     const { gucs } = backendOf(this.engine.db)
     const value = this.txLocals.get(name) ?? this.settings.find(([n]) => n === name)?.[1]
     return GucCatalog.millis(gucs.get(name), value)
+  }
+
+  /**
+   * A statement that named a session-only timeout ran and the backend is
+   * ready: what it set moves from the backend into this session
+   * (backend/idle-timeouts.ts). In an aborted transaction nothing can be read
+   * or reset, and the abort has undone only what the failed (sub)transaction
+   * set: one set before a savepoint in the same message would stay armed.
+   * So the backend's transaction is rolled back now and the session keeps the
+   * aborted block itself: 25P02 until ROLLBACK as before; a ROLLBACK TO
+   * SAVEPOINT gets 3B001 from a new block (the savepoint went with the
+   * rollback). PostgreSQL's abort undoes the SET too, so no timeout is in
+   * force afterwards. Returns the status to report.
+   */
+  private async guardTimeouts(status: string): Promise<string> {
+    this.timeoutGuard = false
+    const db = this.engine.db
+    if (status === 'E') {
+      if (this.memberTurnEnd) return status // its turn ends with a ROLLBACK right away (afterRun)
+      await db.runExclusive(() => runSql(db, 'ROLLBACK'))
+      await this.saveSettings()
+      this.block = { begin: { kind: 'begin', text: 'BEGIN', isolation: null, readOnly: null, deferrable: null }, locals: [], failed: true, group: null, queried: true }
+      const lease = this.lease
+      this.lease = null
+      lease?.release()
+      return status
+    }
+    const { gucs } = backendOf(db)
+    await db.runExclusive(async () => {
+      const { sets } = await run(db, SHOW_TIMEOUTS_SQL, false)
+      const set = SESSION_ONLY_TIMEOUTS.map((name, i) => gucs.assign(name, sets[i][0][0]!)).filter((a) => GucCatalog.millis(gucs.get(a.name), a.value) !== 0)
+      if (!set.length) return
+      await runSql(db, resetSql(set.map((a) => a.name)))
+      for (const a of set) {
+        if (this.txLocals.has(a.name)) continue // a SET LOCAL, already noted
+        this.settings = this.settings.filter(([n]) => n !== a.name)
+        this.settings.push([a.name, a.value])
+      }
+    })
+    return status
   }
 
   /** An error answered here: with ReadyForQuery for a simple query, else discard to Sync. */
@@ -725,8 +789,10 @@ export class ServerSession {
       }
     }
     switch (stmt.kind) {
-      case 'show':
-        return { out: resultSet([{ name: stmt.name, ...TEXT_FIELD }], [[stmt.value]], 'SHOW').slice(extended ? 1 : 0) }
+      case 'show': {
+        const value = stmt.value ?? this.showSetting(stmt.name)
+        return { out: resultSet([{ name: stmt.name, ...TEXT_FIELD }], [[value]], 'SHOW').slice(extended ? 1 : 0) }
+      }
       case 'begin':
         if (b) return { out: [warning('25001', 'there is already a transaction in progress'), commandComplete('BEGIN')] }
         this.block = { begin: stmt, locals: [], failed: false, group: null, queried: false }
@@ -753,7 +819,8 @@ export class ServerSession {
         } catch (e) {
           return { out: [], error: toPgError(e) }
         }
-        b.locals.push(stmt.text)
+        // Session-only timeouts never reach the backend (backend/idle-timeouts.ts): txLocals has them.
+        if (!isSessionOnly(stmt.name)) b.locals.push(stmt.text)
         return { out: [commandComplete('SET')] }
       }
       case 'set-snapshot': {
@@ -815,20 +882,37 @@ export class ServerSession {
     end?.()
   }
 
-  /** After a ReadyForQuery: idle_in_transaction_session_timeout starts (25P03 when it fires). */
+  /**
+   * After a ReadyForQuery, the session's idle timeouts start as PostgreSQL's
+   * do when its backend waits for the client: idle_in_transaction_session_timeout
+   * inside a transaction (FATAL 25P03), idle_session_timeout outside one
+   * (57P05). transaction_timeout (25P04) runs from the first ReadyForQuery
+   * of a transaction to its end. The backend never has them (backend/idle-timeouts.ts).
+   */
   private afterReady(status: string): void {
+    if (this.state === 'closed') return
     if (status === 'I') {
       this.txLocals.clear()
-      return
+      if (this.txTimer) clearTimeout(this.txTimer)
+      this.txTimer = null
+    } else if (!this.txTimer) {
+      const ms = this.settingMs('transaction_timeout')
+      if (ms > 0) this.txTimer = this.timeout(ms, '25P04', 'terminating connection due to transaction timeout')
     }
-    const ms = this.settingMs('idle_in_transaction_session_timeout')
-    if (ms <= 0 || this.state === 'closed') return
+    const [name, code, message] =
+      status === 'I'
+        ? ['idle_session_timeout', '57P05', 'terminating connection due to idle-session timeout']
+        : ['idle_in_transaction_session_timeout', '25P03', 'terminating connection due to idle-in-transaction timeout']
+    const ms = this.settingMs(name)
+    if (ms <= 0) return
     this.clearIdleTimer()
-    this.idleTimer = setTimeout(() => {
-      this.idleTimer = null
-      this.work = this.work.then(() =>
-        this.terminate({ code: '25P03', message: 'terminating connection due to idle-in-transaction timeout' }),
-      )
+    this.idleTimer = this.timeout(ms, code, message)
+  }
+
+  /** A timer that ends the session with FATAL `code` after whatever it is doing now. */
+  private timeout(ms: number, code: string, message: string): ReturnType<typeof setTimeout> {
+    return setTimeout(() => {
+      this.work = this.work.then(() => this.terminate({ code, message }))
     }, ms)
   }
 
@@ -960,7 +1044,9 @@ export class ServerSession {
    */
   private async forward(bytes: Uint8Array, retryable = true): Promise<boolean> {
     const db = this.engine.db
-    if (!this.dirty && SETTING_WORDS.test(latin1.decode(bytes.subarray(5)))) this.dirty = true
+    const text = latin1.decode(bytes.subarray(5))
+    if (!this.dirty && SETTING_WORDS.test(text)) this.dirty = true
+    if (mayTouchSessionTimeouts(text)) this.timeoutGuard = true
     const before = bytes[0] === 0x51 ? await this.endExtended() : null
     if ('PBDECH'.includes(String.fromCharCode(bytes[0]))) this.extendedOpen = true
     if (bytes[0] === 0x51 && !this.memberTurnEnd) this.noteLocal(bytes)
@@ -1026,9 +1112,10 @@ export class ServerSession {
     out = filtered.bytes
     if (filtered.commits.length) signalCommit(db, filtered.commits)
     this.controls(filtered.controls)
-    const status = lastReadyStatus(out)
+    let status = lastReadyStatus(out)
     if (status !== null) this.awaitingSync = this.extendedOpen = false
     else if (hasErrorResponse(out)) this.awaitingSync = true
+    if (status !== null && this.timeoutGuard) status = await this.guardTimeouts(status)
     if (status !== null && this.memberTurnEnd) {
       // An importing transaction's statement ran in its own read-only
       // transaction, inside the group's hold: end that, and report the
@@ -1065,11 +1152,14 @@ export class ServerSession {
    */
   private settings: [string, string][] = []
   private dirty = false
+  /** A statement sent to the backend may have set a session-only timeout (backend/idle-timeouts.ts). */
+  private timeoutGuard = false
 
   private async restoreSettings(): Promise<void> {
-    if (this.settings.length === 0) return
+    const restored = this.settings.filter(([n]) => !isSessionOnly(n))
+    if (restored.length === 0) return
     const db = this.engine.db
-    const sql = this.settings.map(([n, v]) => `SELECT pg_catalog.set_config(${literal(n)}, ${literal(v)}, false);`).join('')
+    const sql = restored.map(([n, v]) => `SELECT pg_catalog.set_config(${literal(n)}, ${literal(v)}, false);`).join('')
     await db.runExclusive(() => runSql(db, sql))
     this.dirty = true
   }
@@ -1079,7 +1169,9 @@ export class ServerSession {
     const db = this.engine.db
     await db.runExclusive(async () => {
       const rows = await runSql(db, `SELECT name, setting FROM pg_catalog.pg_settings WHERE source = 'session'`)
-      this.settings = rows.map(([n, v]) => [n!, v!])
+      // The session-only timeouts are this session's, never the backend's (0 there).
+      const own = this.settings.filter(([n]) => isSessionOnly(n))
+      this.settings = [...rows.filter(([n]) => !isSessionOnly(n!)).map(([n, v]): [string, string] => [n!, v!]), ...own]
       await runSql(db, `RESET ALL; ${ENGINE_SESSION_SQL}`)
     })
     this.dirty = false
@@ -1098,13 +1190,7 @@ export class ServerSession {
       const reply = await handleReplicationQuery(text, db, {
         mode: 'postgres',
         pid: this.processId,
-        show: (name) => {
-          const def = backend.gucs.get(name)
-          if (name.toLowerCase() === 'wal_level') return 'logical'
-          if (!def) throw new PgError({ code: SqlState.undefinedObject, message: `unrecognized configuration parameter "${name}"` })
-          const set = this.settings.find(([n]) => n === def.name)?.[1]
-          return backend.gucs.show(def.name, set ?? def.boot)
-        },
+        show: (name) => (name.toLowerCase() === 'wal_level' ? 'logical' : this.showSetting(name)),
         exportSnapshot: (slot) => backend.snapshots.export(this.processId, slot),
       })
       if (reply === null) {
@@ -1314,8 +1400,13 @@ interface Block {
   queried: boolean
 }
 
-/** SHOW wal_level says 'logical' on every connection: tabgres provides logical decoding itself. */
-type LocalStatementKind = TransactionStatement | { kind: 'show'; name: string; value: string }
+/**
+ * SHOW wal_level says 'logical' on every connection: tabgres provides logical
+ * decoding itself. SHOW of a session-only timeout (value null) shows the
+ * session's own (backend/idle-timeouts.ts); while the session holds the
+ * backend, SHOW goes there and says 0.
+ */
+type LocalStatementKind = TransactionStatement | { kind: 'show'; name: string; value: string | null }
 
 interface LocalStatement {
   stmt: LocalStatementKind
@@ -1325,6 +1416,7 @@ interface LocalStatement {
 }
 
 const SHOW_WAL_LEVEL = /^\s*show\s+wal_level\s*;?\s*$/i
+const SHOW_NAME = /^\s*show\s+([a-z_]+)\s*;?\s*$/i
 
 /** The reply holds the 55P03 of a waiting advisory lock function (capture/advisory.sql.ts). */
 function isAdvisoryBusy(out: Uint8Array): boolean {
@@ -1335,6 +1427,8 @@ function isAdvisoryBusy(out: Uint8Array): boolean {
 
 function localStatement(sql: string): LocalStatementKind | null {
   if (SHOW_WAL_LEVEL.test(sql)) return { kind: 'show', name: 'wal_level', value: 'logical' }
+  const show = SHOW_NAME.exec(sql)
+  if (show && isSessionOnly(show[1])) return { kind: 'show', name: show[1].toLowerCase(), value: null }
   return transactionStatement(sql)
 }
 
