@@ -16,6 +16,9 @@ export type StreamMessage =
 
 /** CopyData wire header: 'd' and an int32 length. */
 const COPY_DATA_HEADER = 5
+/** Primary keepalive message: 'k', walEnd (8), clock (8), then the reply-requested byte. */
+const KEEPALIVE = 0x6b
+const KEEPALIVE_REPLY_OFFSET = COPY_DATA_HEADER + 1 + 8 + 8
 
 export class ReplicationStream {
   private queue: Uint8Array[] = []
@@ -24,6 +27,8 @@ export class ReplicationStream {
   private error: PgError | null = null
   private consumed = 0
   private iterating = false
+  /** The highest position acknowledged so far: the reply to a keepalive that asks for one. */
+  private acked: Lsn = 0n
   /** Resolves when the worker has ended the stream. */
   readonly closed: Promise<void>
   private resolveClosed!: () => void
@@ -38,7 +43,15 @@ export class ReplicationStream {
 
   private onMessage(m: WorkerToPage): void {
     if (m.type === 'frames') {
-      for (const b of m.buffers) this.queue.push(new Uint8Array(b))
+      for (const b of m.buffers) {
+        const frame = new Uint8Array(b)
+        // A keepalive that asks for a reply (the worker does so when the
+        // consumer has been silent, and before it closes) is answered at once
+        // with what was acknowledged, as a PostgreSQL client answers, however
+        // far behind the consumer's reading is.
+        if (frame[COPY_DATA_HEADER] === KEEPALIVE && frame[KEEPALIVE_REPLY_OFFSET] === 1) this.ack(this.acked)
+        this.queue.push(frame)
+      }
     } else {
       if (m.type === 'error') this.error = new PgError(m.error)
       this.ended = true
@@ -99,6 +112,7 @@ export class ReplicationStream {
    * consumer (a standby status update). The slot will not send it again.
    */
   ack(lsn: Lsn, replyRequested = false): void {
+    if (lsn > this.acked) this.acked = lsn
     const bytes = encodeFrame({ tag: 'r', written: lsn, flushed: lsn, applied: lsn, clock: pgTimestampFromDate(Date.now()), replyRequested })
     const buffer = bytes.buffer as ArrayBuffer
     this.send({ type: 'copy-data', buffer }, [buffer])

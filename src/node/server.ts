@@ -84,10 +84,10 @@ export async function listen(
     host,
     async close() {
       // A fast shutdown, as PostgreSQL's SIGINT: every session is told and
-      // rolled back, nothing waits for clients to leave.
+      // rolled back; walsenders first collect what their consumers confirm
+      // (bounded), as PostgreSQL's do before they exit.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-      for (const s of sessions) s.terminate({ code: '57P01', message: 'terminating connection due to administrator command' })
-      await Promise.all([...sessions].map((s) => s.end()))
+      await Promise.all([...sessions].map((s) => s.shutdown()))
       for (const socket of sockets) socket.destroy()
       await closed
     },

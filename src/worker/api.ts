@@ -50,6 +50,9 @@ export function startReplicationCommand(req: StartReplicationRequest): string {
   return `START_REPLICATION SLOT ${quoteIdent(req.slot)} LOGICAL ${lsn}${opts.length ? ` (${opts.join(', ')})` : ''}`
 }
 
+/** How long a stream waits at close() for its consumer to confirm what it was sent. */
+const SHUTDOWN_WAIT_MS = 2000
+
 type TxEntry = { tx: Transaction; finish: (commit: boolean) => void; done: Promise<void> }
 
 export function makeApi() {
@@ -302,8 +305,9 @@ export function makeApi() {
     async close(): Promise<void> {
       if (!engine) return
       const e = engine
-      for (const s of streams.keys()) s.stop()
-      for (const w of wireSessions) await w.end()
+      // Streams end as a walsender's at shutdown: acknowledgements already
+      // posted reach their slots first (bounded; ReplicationSession.finish).
+      await Promise.all([...[...streams.keys()].map((s) => s.finish(SHUTDOWN_WAIT_MS)), ...[...wireSessions].map((w) => w.shutdown())])
       await e.close()
       engine = null
       opening = null

@@ -4,6 +4,7 @@
 
 import { describe, expect, it } from 'vitest'
 import { openDatabase, PgError, type PgoutputMessage, type ReplicationStream } from '../../src/client'
+import { formatLsn } from '../../src/shared/lsn'
 
 let counter = 0
 const unique = (prefix: string) => `${prefix}_${Date.now().toString(36)}_${++counter}`
@@ -148,6 +149,36 @@ describe('replication over a MessagePort', () => {
     const msgs = await collect(resumed, (m) => m.filter((x) => x.tag === 'C').length === 5)
     const ids = msgs.flatMap((m) => (m.tag === 'I' && m.new.columns[0].kind === 't' ? [m.new.columns[0].value] : []))
     expect(ids).toEqual(['6', '7', '8', '9', '10'])
+    await resumed.close()
+    await again.close()
+  })
+
+  it('an acknowledgement posted just before close() is durable when close() resolves', async () => {
+    const name = unique('ack_close')
+    const db = await openDatabase(name)
+    await db.exec(`CREATE TABLE t (id int PRIMARY KEY); CREATE PUBLICATION p FOR ALL TABLES`)
+    await db.createSlot('acked')
+    const stream = await db.startReplication({ slot: 'acked', options: { proto_version: '1', publication_names: 'p' } })
+    for (let i = 1; i <= 6; i++) await db.query('INSERT INTO t VALUES ($1)', [i])
+    let last = 0n
+    let seen = 0
+    for await (const m of stream.messages()) {
+      if (m.kind === 'xlog' && m.message.tag === 'C' && ++seen === 6) {
+        last = m.message.commitLsn
+        break
+      }
+    }
+    // No CopyDone: the worker's close() asks the stream for a reply first, as
+    // a walsender does at shutdown, and the stream answers with this position.
+    stream.ack(last)
+    await db.close()
+    const again = await openDatabase(name)
+    const slot = await again.query<{ c: string }>(`SELECT confirmed_flush_lsn::text AS c FROM pg_replication_slots`)
+    expect(slot.rows).toEqual([{ c: formatLsn(last) }])
+    await again.query('INSERT INTO t VALUES (7)')
+    const resumed = await again.startReplication({ slot: 'acked', options: { proto_version: '1', publication_names: 'p' } })
+    const msgs = await collect(resumed, (m) => m.some((x) => x.tag === 'C'))
+    expect(msgs.flatMap((m) => (m.tag === 'I' && m.new.columns[0].kind === 't' ? [m.new.columns[0].value] : []))).toEqual(['7'])
     await resumed.close()
     await again.close()
   })

@@ -433,3 +433,32 @@ describe('slot functions and backend signals in SQL', () => {
     }
   })
 })
+
+describe('connection limits', () => {
+  it('max_connections and max_wal_senders: FATAL 53300 past them, as PostgreSQL; a freed slot is usable again', async () => {
+    const { db, server } = await open()
+    const ordinary = Array.from({ length: 100 }, () => client(server.port))
+    const walsenders = Array.from({ length: 10 }, () => client(server.port, true))
+    try {
+      await Promise.all([...ordinary, ...walsenders].map((c) => c.connect()))
+      const extra = client(server.port)
+      expect(await sqlState(extra.connect())).toBe('53300')
+      const extraWalsender = client(server.port, true)
+      const refused = await extraWalsender.connect().then(
+        () => null,
+        (e: { code: string; message: string }) => e,
+      )
+      expect(refused).toMatchObject({ code: '53300', message: 'number of requested standby connections exceeds max_wal_senders (currently 10)' })
+      // One leaves: the next one gets in.
+      await ordinary.pop()!.end()
+      const next = client(server.port)
+      await next.connect()
+      expect((await next.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
+      ordinary.push(next)
+    } finally {
+      await Promise.all([...ordinary, ...walsenders].map((c) => c.end().catch(() => {})))
+      await server.close()
+      await db.close()
+    }
+  })
+})

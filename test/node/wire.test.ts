@@ -261,6 +261,49 @@ describe('pg-logical-replication across a server restart', () => {
   })
 })
 
+describe('a server stopping while a consumer acknowledges', () => {
+  it('an acknowledgement still in flight when close() starts reaches the slot, as at a walsender shutdown', async () => {
+    const dir = tempDir()
+    let db = new PGlite(dir)
+    await installChangeTracking(db, { retention: 'discard' })
+    await db.exec(`CREATE TABLE t (id int PRIMARY KEY); CREATE PUBLICATION p FOR TABLE t`)
+    const server = await listen(db)
+    const rep = new pg.Client({ host: '127.0.0.1', port: server.port, user: 'postgres', database: 'postgres', replication: 'database' } as pg.ClientConfig)
+    await rep.connect()
+    await rep.query('CREATE_REPLICATION_SLOT inflight LOGICAL pgoutput')
+    for (let i = 1; i <= 3; i++) await db.query('INSERT INTO t VALUES ($1)', [i])
+    const conn = (rep as unknown as { connection: NodeJS.EventEmitter & { sendCopyFromChunk(b: Buffer): void } }).connection
+    const commits: Buffer[] = []
+    const third = new Promise<void>((resolve) =>
+      conn.on('copyData', ({ chunk }: { chunk: Buffer }) => {
+        // XLogData carrying a pgoutput Commit: its end LSN at offset 25 + 1 + 1 + 8.
+        if (chunk[0] === 0x77 && chunk[25] === 0x43) commits.push(chunk.subarray(25 + 10, 25 + 18))
+        if (commits.length === 3) resolve()
+      }),
+    )
+    rep.query(`START_REPLICATION SLOT inflight LOGICAL 0/0 (proto_version '1', publication_names 'p')`).catch(() => {})
+    rep.on('error', () => {})
+    await third
+    // The standby status update goes to the socket and the server is told to
+    // stop in the same turn of the event loop: its session has not read the
+    // update yet. (This client never answers a keepalive.)
+    const ack = Buffer.alloc(34)
+    ack[0] = 0x72
+    for (const at of [1, 9, 17]) commits[2].copy(ack, at)
+    conn.sendCopyFromChunk(ack)
+    await server.close()
+    await rep.end().catch(() => {})
+    await db.close()
+
+    db = new PGlite(dir)
+    await installChangeTracking(db, { retention: 'discard' })
+    const slot = await db.query<{ c: string }>(`SELECT confirmed_flush_lsn::text AS c FROM pg_replication_slots`)
+    const end = commits[2].readBigUInt64BE(0)
+    expect(slot.rows).toEqual([{ c: `${(end >> 32n).toString(16).toUpperCase()}/${(end & 0xffffffffn).toString(16).toUpperCase()}` }])
+    await db.close()
+  })
+})
+
 // psql's \copy and COPY FROM STDIN through the same session.
 describe('COPY', () => {
   it('COPY FROM STDIN and COPY TO STDOUT work through psql', async () => {

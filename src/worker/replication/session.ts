@@ -109,7 +109,16 @@ export class ReplicationSession {
    * Frames read ahead of durability, in stream order, each with the durable
    * position that releases it. At most one batch: no read while any is held.
    */
-  private held: { until: bigint; bytes: Uint8Array }[] = []
+  private held: { until: bigint; bytes: Uint8Array; commit?: Lsn }[] = []
+  /**
+   * Commit LSN of the last Commit written to the consumer: an acknowledgement
+   * at or past it covers everything sent (a restart resumes after it).
+   */
+  private sentCommit: Lsn = 0n
+  /** The highest flush position the consumer reported. */
+  private clientFlushed: Lsn = 0n
+  /** Set by finish(): no more reads; wakes the wait when the consumer has confirmed everything sent. */
+  private finishing: { confirmed: () => void } | null = null
   /** Commit position of the transaction whose frames are being written. */
   private emitUntil = 0n
 
@@ -136,6 +145,8 @@ export class ReplicationSession {
       this.lastReplyAt = Date.now()
       // flush is what the consumer has durably applied: that is confirmed_flush_lsn.
       if (f.flushed > 0n) this.pendingConfirm = f.flushed
+      if (f.flushed > this.clientFlushed) this.clientFlushed = f.flushed
+      if (this.finishing && this.clientFlushed >= this.sentCommit) this.finishing.confirmed()
       // PostgreSQL answers with a keepalive that itself asks for nothing (WalSndKeepalive(false)).
       if (f.replyRequested) this.keepalive(true, false)
       this.signal()
@@ -153,6 +164,29 @@ export class ReplicationSession {
   stop(): void {
     this.stopped = true
     this.signal()
+  }
+
+  /**
+   * Ends the stream at a shutdown as PostgreSQL's walsender does (WalSndDone):
+   * nothing more is read; unless the consumer has already confirmed every
+   * Commit it was sent, it is asked for a reply, and the stream ends once it
+   * confirms them, goes away, or `boundMs` passes. So an acknowledgement on
+   * its way when the server stops still reaches the slot, and is durable when
+   * `done` resolves.
+   */
+  async finish(boundMs: number): Promise<void> {
+    if (!this.stopped && this.clientFlushed < this.sentCommit) {
+      let confirmed!: () => void
+      const wait = new Promise<void>((r) => (confirmed = r))
+      this.finishing = { confirmed }
+      this.keepalive(true, true)
+      this.writer.flush?.()
+      let timer: ReturnType<typeof setTimeout> | undefined
+      await Promise.race([wait, this.done.catch(() => {}), new Promise<void>((r) => (timer = setTimeout(r, boundMs)))])
+      clearTimeout(timer)
+    }
+    this.stop()
+    await this.done.catch(() => {})
   }
 
   private signal(): void {
@@ -243,7 +277,7 @@ export class ReplicationSession {
       // Read ahead of durability by one batch at most: the release wakes us.
       if (this.held.length > 0) return this.idleKeepalive(this.opts.durability!.position())
       await this.writer.drain?.()
-      if (this.stopped || this.db.closed) return
+      if (this.stopped || this.finishing || this.db.closed) return
       const sets = await readWhenIdle(this.db, this.catalog.refreshSql() + batchSql(this.afterSeq, limit))
       if (sets === BUSY) {
         await backoff(busy++)
@@ -257,7 +291,8 @@ export class ReplicationSession {
         // Once stopped, nothing more goes out, not even the rest of this batch:
         // the consumer's last acknowledgement covers all it received. A
         // transaction cut here has no Commit, so the consumer discards it.
-        if (this.stopped) return
+        // Finishing, the consumer is asked to confirm what it has: no more.
+        if (this.stopped || this.finishing) return
         const row = rows[i]
         if (this.open && row.xid !== this.open.xid) this.commit()
         this.afterSeq = row.seq
@@ -302,7 +337,8 @@ export class ReplicationSession {
     const t = this.open!
     this.open = null
     const end = endLsn(t.lastSeq)
-    this.send({ tag: 'C', flags: 0, commitLsn: commitLsn(t.lastSeq), endLsn: end, commitTime: t.commitTime }, end)
+    const commit = commitLsn(t.lastSeq)
+    this.send({ tag: 'C', flags: 0, commitLsn: commit, endLsn: end, commitTime: t.commitTime }, end, commit)
     for (const m of this.deferredMessages.splice(0)) this.send(m, m.lsn)
   }
 
@@ -356,20 +392,25 @@ export class ReplicationSession {
   }
 
   /** CopyData('d') around XLogData('w') around the pgoutput message, built in one buffer. */
-  private send(m: PgoutputMessage, walStart: Lsn): void {
+  private send(m: PgoutputMessage, walStart: Lsn, commit?: Lsn): void {
     const w = this.frameWriter
     w.reset()
     w.char('d').int32(0).char('w').uint64(walStart).uint64(walStart).int64(pgNow())
     writePgoutput(w, m)
     w.patchInt32(1, w.length - 1)
-    this.emit(w.toBytes())
+    this.emit(w.toBytes(), commit)
   }
 
-  /** To the consumer now, or held until the frame's commit is durable. */
-  private emit(bytes: Uint8Array): void {
+  /** To the consumer now, or held until the frame's commit is durable. `commit`: the frame is a Commit. */
+  private emit(bytes: Uint8Array, commit?: Lsn): void {
     const gate = this.opts.durability
-    if (gate && (this.held.length > 0 || this.emitUntil > gate.position())) this.held.push({ until: this.emitUntil, bytes })
-    else this.writer.write(bytes)
+    if (gate && (this.held.length > 0 || this.emitUntil > gate.position())) this.held.push({ until: this.emitUntil, bytes, commit })
+    else this.written(bytes, commit)
+  }
+
+  private written(bytes: Uint8Array, commit?: Lsn): void {
+    this.writer.write(bytes)
+    if (commit !== undefined) this.sentCommit = commit
   }
 
   /** Frames read ahead of durability and not yet sent (diagnostics, tests). */
@@ -379,15 +420,15 @@ export class ReplicationSession {
 
   /** Sends the held frames that are durable now, in order. */
   private release(): void {
-    if (this.stopped) return
+    if (this.stopped || this.finishing) return
     const durable = this.opts.durability!.position()
     const now = pgNow()
     let n = 0
     while (n < this.held.length && this.held[n].until <= durable) {
-      const bytes = this.held[n++].bytes
+      const { bytes, commit } = this.held[n++]
       // XLogData's clock is the time of transmission: now, not when it was encoded.
       new DataView(bytes.buffer, bytes.byteOffset).setBigInt64(XLOGDATA_CLOCK_OFFSET, now)
-      this.writer.write(bytes)
+      this.written(bytes, commit)
     }
     if (n === 0) return
     this.held.splice(0, n)

@@ -81,6 +81,11 @@ export interface ServerOptions {
    * PostgreSQL's log_statement = 'all' and log_min_error_statement do.
    */
   log?: (line: string) => void
+  /**
+   * At a shutdown, how long a walsender waits for its consumer to confirm
+   * what it was sent (PostgreSQL waits up to wal_sender_timeout). Default 2 s.
+   */
+  shutdownWaitMs?: number
 }
 
 type State = 'startup' | 'auth' | 'ready' | 'copy-in' | 'copy-both' | 'closed'
@@ -128,6 +133,8 @@ export class ServerSession {
   readonly secretKey = (Math.random() * 0x7fffffff) | 0
   private readonly names = new StatementNames(`_tg${this.processId}_`)
   private stream: ReplicationSession | null = null
+  /** shutdown() is finishing the stream: its end ends the session. */
+  private shuttingDown = false
   /** Settles with the stream once START_REPLICATION has started it, or null when it failed. */
   private streamStarted: Promise<ReplicationSession | null> = Promise.resolve(null)
   private streamDone: Promise<void> | null = null
@@ -185,6 +192,23 @@ export class ServerSession {
   /** CancelRequest (or pg_cancel_backend): a wait for the backend ends with 57014. A running statement finishes (PGlite cannot be interrupted). */
   cancel(): void {
     this.waitAbort?.abort(cancelError())
+  }
+
+  /**
+   * The server stops (PostgreSQL's fast shutdown): a walsender finishes as
+   * PostgreSQL's does, asking its consumer to confirm what it was sent
+   * (ReplicationSession.finish), so acknowledgements already on their way
+   * reach the slot, then ends with CommandComplete as WalSndDone does; every
+   * other session gets FATAL 57P01. Resolves once the session has ended.
+   */
+  async shutdown(): Promise<void> {
+    if (this.stream && this.state === 'copy-both') {
+      this.shuttingDown = true
+      await this.stream.finish(this.options.shutdownWaitMs ?? 2000)
+    } else {
+      this.terminate({ code: '57P01', message: 'terminating connection due to administrator command' })
+    }
+    await this.end()
   }
 
   /** pg_terminate_backend, or a timeout that ends the session: FATAL, then the session ends. */
@@ -346,6 +370,32 @@ export class ServerSession {
     this.conn.send(await this.auth.begin())
   }
 
+  /**
+   * PostgreSQL's connection limits, over every session of this process (one
+   * cluster): max_connections for ordinary sessions, max_wal_senders for
+   * replication connections, each FATAL 53300 past it. (Every tabgres role
+   * acts as a superuser, so superuser_reserved_connections changes nothing.)
+   */
+  private connectionLimitError(): PgErrorFields | null {
+    const { gucs } = backendOf(this.engine.db)
+    let ordinary = 0
+    let walsenders = 0
+    for (const s of sessions.values()) {
+      if (s.replication) walsenders++
+      else ordinary++
+    }
+    if (this.replication) {
+      const max = Number(gucs.get('max_wal_senders')?.boot ?? 10)
+      if (walsenders >= max) {
+        return { code: '53300', message: `number of requested standby connections exceeds max_wal_senders (currently ${max})` }
+      }
+    } else {
+      const max = Number(gucs.get('max_connections')?.boot ?? 100)
+      if (ordinary >= max) return { code: '53300', message: 'sorry, too many clients already' }
+    }
+    return null
+  }
+
   private startupInfo: StartupInfo & { applicationName: string } = { roleExists: true, database: '', serverVersion: '', applicationName: '' }
 
   private async authenticate(m: FrontendMessage): Promise<void> {
@@ -379,6 +429,8 @@ export class ServerSession {
       ['standard_conforming_strings', 'on'],
       ['TimeZone', 'UTC'],
     ]
+    const full = this.connectionLimitError()
+    if (full) return this.fatal(full)
     this.state = 'ready'
     sessions.set(this.processId, this)
     backendOf(this.engine.db).addSession({
@@ -1242,6 +1294,12 @@ export class ServerSession {
   private async afterStream(error: boolean): Promise<void> {
     this.stream = null
     if (this.state === 'closed') return
+    if (this.shuttingDown) {
+      this.send(commandComplete('COPY 0'))
+      this.state = 'closed'
+      this.conn.close()
+      return
+    }
     this.state = 'ready'
     if (error) {
       await this.dropTemporarySlots()
