@@ -21,9 +21,21 @@ export interface TcpServer {
 export type DatabaseResolver = (database: string) => Promise<PGlite | null>
 
 function socketConnection(socket: Socket) {
+  let corked = false
   return {
+    // What a session sends in one turn of the event loop (a reply is often
+    // several backend messages, sent piece by piece) leaves in one write.
     send: (bytes: Uint8Array) => {
-      if (!socket.destroyed) socket.write(bytes)
+      if (socket.destroyed) return
+      if (!corked) {
+        corked = true
+        socket.cork()
+        process.nextTick(() => {
+          corked = false
+          socket.uncork()
+        })
+      }
+      socket.write(bytes)
     },
     drain: () =>
       socket.writableNeedDrain && !socket.destroyed

@@ -315,3 +315,55 @@ describe('generated and zero-column tables', () => {
     await db.close()
   })
 })
+
+describe('replica identity on the writer', () => {
+  it('refuses UPDATE and DELETE of a published table without a usable identity (55000), as PostgreSQL does, through every change of identity', async () => {
+    const db = new PGlite()
+    await installChangeTracking(db)
+    await db.exec(`CREATE TABLE k (id int, v text); CREATE TABLE unpublished (id int); CREATE PUBLICATION p FOR TABLE k;
+      INSERT INTO k VALUES (1, 'a'); INSERT INTO unpublished VALUES (1)`)
+    const code = (sql: string) => db.exec(sql).then(
+      () => 'ok',
+      (e: { code: string }) => e.code,
+    )
+    const checks = async () =>
+      (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_trigger WHERE tgrelid = 'k'::regclass AND tgname = '_tabgres_0_check'`)).rows[0].n
+    expect(await code(`UPDATE k SET v = 'b'`)).toBe('55000')
+    expect(await code(`DELETE FROM k`)).toBe('55000')
+    expect(await code(`UPDATE unpublished SET id = 2`)).toBe('ok') // not published: nothing to refuse
+    await db.exec(`ALTER TABLE k ADD PRIMARY KEY (id)`)
+    expect(await checks()).toBe(0) // default identity with a key: nothing to check per statement
+    expect(await code(`UPDATE k SET v = 'b'`)).toBe('ok')
+    await db.exec(`ALTER TABLE k DROP CONSTRAINT k_pkey`)
+    expect(await checks()).toBe(1)
+    expect(await code(`UPDATE k SET v = 'c'`)).toBe('55000')
+    await db.exec(`ALTER TABLE k REPLICA IDENTITY FULL`)
+    expect(await checks()).toBe(0)
+    expect(await code(`DELETE FROM k`)).toBe('ok')
+    await db.exec(`INSERT INTO k VALUES (2, 'x'); ALTER TABLE k REPLICA IDENTITY NOTHING`)
+    expect(await code(`UPDATE k SET v = 'y'`)).toBe('55000')
+    await db.exec(`CREATE UNIQUE INDEX k_id ON k (id); ALTER TABLE k ALTER COLUMN id SET NOT NULL; ALTER TABLE k REPLICA IDENTITY USING INDEX k_id`)
+    expect(await code(`UPDATE k SET v = 'y'`)).toBe('ok')
+    await db.exec(`DROP INDEX k_id`) // the identity index gone: as NOTHING
+    expect(await code(`UPDATE k SET v = 'z'`)).toBe('55000')
+    await db.close()
+  })
+
+  it('one-row and many-row UPDATEs stream their old and new rows paired, in the order of the scan', async () => {
+    const db = new PGlite()
+    await installChangeTracking(db)
+    await db.exec(`CREATE TABLE u (id int PRIMARY KEY, v int); ALTER TABLE u REPLICA IDENTITY FULL; CREATE PUBLICATION p FOR TABLE u;
+      INSERT INTO u SELECT i, i FROM generate_series(1, 3) i`)
+    const s = await openStream(db, 'p')
+    await db.exec(`UPDATE u SET v = v + 10 WHERE id = 2`)
+    await db.exec(`UPDATE u SET v = v + 100`) // id 2's new version is last in the heap now
+    await db.exec(`UPDATE u SET v = 0 WHERE id = 99`) // no row: nothing
+    const msgs = await s.caughtUp()
+    const updates = msgs.filter((m) => m.tag === 'U') as Extract<PgoutputMessage, { tag: 'U' }>[]
+    const values = (t: { columns: { kind: string; value?: unknown }[] }) => t.columns.map((c) => (c.kind === 't' ? c.value : c.kind)).join(',')
+    expect(updates.map((u) => `${values(u.old!)} -> ${values(u.new)}`)).toEqual(['2,2 -> 2,12', '1,1 -> 1,101', '3,3 -> 3,103', '2,12 -> 2,112'])
+    expect(msgs.filter((m) => m.tag === 'B')).toHaveLength(2)
+    await s.stop()
+    await db.close()
+  })
+})

@@ -285,20 +285,29 @@ BEGIN
       %6$s $f$, head, target, op, rowexpr, source, tail));
   END LOOP;
 
-  -- Old and new transition rows are paired in lockstep, in transition-table order.
-  EXECUTE format('CREATE OR REPLACE FUNCTION _tabgres.capture_update_%s() RETURNS trigger LANGUAGE plpgsql AS %L', rel, format($f$ %s
-      INSERT INTO _tabgres.statement_changes (first_seq, n, xid, relid, op, new_rows, old_rows, toast_unchanged)
-        SELECT _tabgres.reserve(a.n), a.n, x, TG_RELID, 'U', a.nv, a.ov, a.tv
-          FROM (SELECT count(*)::int AS n, array_agg(n.t ORDER BY i) AS nv, array_agg(o.t ORDER BY i) AS ov,
-                       %s AS tv
-                  FROM (SELECT row_number() OVER () AS i, %s AS t %s FROM _tabgres_new r) n
-                  JOIN (SELECT row_number() OVER () AS i, %s AS t %s FROM _tabgres_old r) o USING (i)) a
-         WHERE a.n > 0;
-    %s $f$,
+  -- Old and new transition rows are paired in lockstep, in transition-table
+  -- order. A one-row UPDATE (most of them) pairs its only rows without the
+  -- numbering and the aggregates, as INSERT and DELETE do above.
+  EXECUTE format('CREATE OR REPLACE FUNCTION _tabgres.capture_update_%s() RETURNS trigger LANGUAGE plpgsql AS %L', rel, format($f$ %1$s
+      IF EXISTS (SELECT FROM _tabgres_new OFFSET 1) THEN
+        INSERT INTO _tabgres.statement_changes (first_seq, n, xid, relid, op, new_rows, old_rows, toast_unchanged)
+          SELECT _tabgres.reserve(a.n), a.n, x, TG_RELID, 'U', a.nv, a.ov, a.tv
+            FROM (SELECT count(*)::int AS n, array_agg(n.t ORDER BY i) AS nv, array_agg(o.t ORDER BY i) AS ov,
+                         %2$s AS tv
+                    FROM (SELECT row_number() OVER () AS i, %4$s AS t %5$s FROM _tabgres_new r) n
+                    JOIN (SELECT row_number() OVER () AS i, %4$s AS t %5$s FROM _tabgres_old r) o USING (i)) a;
+      ELSE
+        INSERT INTO _tabgres.statement_changes (first_seq, n, xid, relid, op, new_rows, old_rows, toast_unchanged)
+          SELECT nextval('_tabgres.change_seq'), 1, x, TG_RELID, 'U', ARRAY[n.t], ARRAY[o.t], %3$s
+            FROM (SELECT %4$s AS t %5$s FROM _tabgres_new r) n, (SELECT %4$s AS t %5$s FROM _tabgres_old r) o;
+      END IF;
+    %6$s $f$,
     head,
     CASE WHEN checks = '' THEN 'NULL::text[]'
          ELSE format($a$array_agg(NULLIF(array_to_string(ARRAY[%s]::int2[], ','), '') ORDER BY i)$a$, checks) END,
-    rowexpr, chunks, rowexpr, chunks, tail));
+    CASE WHEN checks = '' THEN 'NULL::text[]'
+         ELSE format($a$ARRAY[NULLIF(array_to_string(ARRAY[%s]::int2[], ','), '')]$a$, checks) END,
+    rowexpr, chunks, tail));
 END $$;
 
 CREATE OR REPLACE FUNCTION _tabgres.capture_truncate() RETURNS trigger
@@ -406,13 +415,26 @@ BEGIN
   -- Regenerated on every DDL of the table: its columns may have changed.
   PERFORM _tabgres.define_capture(rel);
   IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = rel AND tgname = '_tabgres_1_insert') THEN
-    EXECUTE format('CREATE TRIGGER _tabgres_0_check BEFORE UPDATE OR DELETE ON %s FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.check_identity()', t);
     EXECUTE format('CREATE TRIGGER _tabgres_1_insert AFTER INSERT ON %s REFERENCING NEW TABLE AS _tabgres_new FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_insert_%s()', t, rel);
     EXECUTE format('CREATE TRIGGER _tabgres_2_update AFTER UPDATE ON %s REFERENCING OLD TABLE AS _tabgres_old NEW TABLE AS _tabgres_new FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_update_%s()', t, rel);
     EXECUTE format('CREATE TRIGGER _tabgres_3_delete AFTER DELETE ON %s REFERENCING OLD TABLE AS _tabgres_old FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_delete_%s()', t, rel);
     EXECUTE format('CREATE TRIGGER _tabgres_4_truncate AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.capture_truncate()', t);
     -- Logical decoding sees every change, also under session_replication_role = replica.
-    EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER _tabgres_1_insert, ENABLE ALWAYS TRIGGER _tabgres_2_update, ENABLE ALWAYS TRIGGER _tabgres_3_delete, ENABLE ALWAYS TRIGGER _tabgres_4_truncate, ENABLE ALWAYS TRIGGER _tabgres_0_check', t);
+    EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER _tabgres_1_insert, ENABLE ALWAYS TRIGGER _tabgres_2_update, ENABLE ALWAYS TRIGGER _tabgres_3_delete, ENABLE ALWAYS TRIGGER _tabgres_4_truncate', t);
+  END IF;
+  -- The replica identity check runs only where an UPDATE or DELETE could
+  -- fail it: not under REPLICA IDENTITY FULL, nor DEFAULT with a primary key
+  -- (most tables), where it cost as much as the rest of the capture of a
+  -- one-row UPDATE. Leaving those states takes an ALTER TABLE of this table
+  -- (primary key, REPLICA IDENTITY), which runs this again.
+  IF EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = rel AND (c.relreplident = 'f'
+               OR (c.relreplident = 'd' AND EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = rel AND i.indisprimary)))) THEN
+    IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = rel AND tgname = '_tabgres_0_check') THEN
+      EXECUTE format('DROP TRIGGER _tabgres_0_check ON %s', t);
+    END IF;
+  ELSIF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = rel AND tgname = '_tabgres_0_check') THEN
+    EXECUTE format('CREATE TRIGGER _tabgres_0_check BEFORE UPDATE OR DELETE ON %s FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.check_identity()', t);
+    EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER _tabgres_0_check', t);
   END IF;
   INSERT INTO _tabgres.relation_versions (relid, valid_after, shape)
     VALUES (rel, _tabgres.position(), _tabgres.relation_shape(rel));

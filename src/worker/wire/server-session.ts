@@ -21,7 +21,7 @@ import { PgError, SqlState, toPgError, type PgErrorFields } from '../../shared/e
 import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../replication/handler'
 import { isReplicationCommand, parseReplicationCommand } from '../replication/commands'
 import type { DurabilityGate } from '../replication/session'
-import { BUSY, idle, literal, readWhenIdle, run } from '../replication/exclusive'
+import { BUSY, execRaw, idle, literal, readWhenIdle, run } from '../replication/exclusive'
 import { authenticationOk, createAuthExchange, type AuthExchange, type AuthMethod } from './auth'
 import {
   backendKeyData,
@@ -44,7 +44,7 @@ import { cancelError, type Lease, type WaitBounds } from '../backend/arbiter'
 import { GucCatalog } from '../backend/gucs'
 import { isSessionOnly, mayTouchSessionTimeouts, resetSql, SESSION_ONLY_TIMEOUTS, SHOW_TIMEOUTS_SQL } from '../backend/idle-timeouts'
 import type { SnapshotGroup } from '../backend/snapshots'
-import { transactionStatement, type TransactionStatement } from './transaction-statements'
+import { mayChangeSettings, transactionStatement, type TransactionStatement } from './transaction-statements'
 import { FrontendReader, PROTOCOL_3_0, queryText, type FrontendMessage } from './frontend'
 import { StatementNames } from './statement-names'
 import { malformedMessage } from './frontend-validate'
@@ -171,8 +171,22 @@ export class ServerSession {
       this.fatal({ code: SqlState.protocolViolation, message: e instanceof ProtocolError ? e.message : String(e) })
       return
     }
-    for (const m of messages) {
-      this.work = this.work.then(() => this.handle(m)).catch((e) => this.fatal(sessionError(e)))
+    if (!messages.length) return
+    this.inbox.push(...messages)
+    if (this.draining) return
+    this.draining = true
+    this.work = this.work.then(() => this.drain()).catch((e) => this.fatal(sessionError(e)))
+  }
+
+  /** Messages received and not yet handled, in order (message() may take a run of them at once). */
+  private readonly inbox: FrontendMessage[] = []
+  private draining = false
+
+  private async drain(): Promise<void> {
+    try {
+      for (let m = this.inbox.shift(); m; m = this.inbox.shift()) await this.handle(m)
+    } finally {
+      this.draining = false
     }
   }
 
@@ -270,14 +284,14 @@ export class ServerSession {
           // first ends an extended-query sequence that failed without one: the
           // backend would otherwise ignore everything, ROLLBACK and the
           // engine's own queries included, until a Sync.
-          await db.runExclusive(() => db.execProtocolRaw(concatBytes([SYNC, query('ROLLBACK')]), { syncToFs: false }))
+          await db.runExclusive(() => execRaw(db, concatBytes([SYNC, query('ROLLBACK')])))
           if (this.dirty) await db.runExclusive(() => runSql(db, `RESET ALL; ${ENGINE_SESSION_SQL}`))
         }
         this.endMemberTurn()
         this.endBlock()
         if (closes.length) {
           if (!this.lease) this.lease = await backend!.arbiter.acquire(this.processId, { lockTimeoutMs: 0, statementDeadline: Infinity })
-          await db.runExclusive(() => db.execProtocolRaw(concatBytes(closes), { syncToFs: false }))
+          await db.runExclusive(() => execRaw(db, concatBytes(closes)))
         }
         for (const slot of this.temporarySlots) {
           await handleReplicationQuery(`DROP_REPLICATION_SLOT "${slot}"`, db, { mode: 'postgres' })
@@ -504,12 +518,34 @@ export class ServerSession {
     }
     if (!(await this.takeBackend(tag))) return
     await this.materialize(tag, body)
-    if (await this.forward(this.rewriteNames(tag, body) ?? bytes)) {
+    if (await this.forward(this.withFollowers(tag, this.rewriteNames(tag, body) ?? bytes))) {
       // A waiting advisory lock function found the lock held by another
       // session: wait for a release, bounded as any lock wait, then run the
       // statement again (it failed and was rolled back).
       if (await this.waitForAdvisoryRelease()) return this.message(tag, bytes, body)
     }
+  }
+
+  /**
+   * An extended-query message about to go to the backend, joined by the
+   * messages received right behind it up to Sync (Bind, Execute, Sync...):
+   * one call into PGlite for the run instead of one per message, each
+   * message still handled as message() would (names rewritten, logged).
+   * A message that needs more than that (a statement the session answered
+   * itself, an unusual one) ends the run and is handled on its own.
+   */
+  private withFollowers(tag: string, first: Uint8Array): Uint8Array {
+    if (!'PBDECH'.includes(tag) || !this.lease || this.memberTurnEnd) return first
+    const run = [first]
+    for (let m = this.inbox[0]; m?.kind === 'message' && 'PBDECHS'.includes(m.tag); m = this.inbox[0]) {
+      if (malformedMessage(m.tag, m.body) !== null || this.pendingMaterial(m.tag, m.body)) break
+      this.inbox.shift()
+      if (this.options.log) this.logStatement(m.tag, m.body, null)
+      this.noteMaterial(m.tag, m.body)
+      run.push(this.rewriteNames(m.tag, m.body) ?? m.bytes)
+      if (m.tag === 'S') break
+    }
+    return run.length === 1 ? first : concatBytes(run)
   }
 
   /** Waits for an advisory lock to be released; false when the wait ended with an error (answered). */
@@ -665,7 +701,7 @@ export class ServerSession {
   /** Runs a message in the backend whose reply the client must not see (it got its own). */
   private async silently(bytes: Uint8Array): Promise<void> {
     const db = this.engine.db
-    const out = await db.runExclusive(() => db.execProtocolRaw(bytes, { syncToFs: false }))
+    const out = await db.runExclusive(() => execRaw(db, bytes))
     const filtered = filterBackendOutput(out)
     if (filtered.commits.length) signalCommit(db, filtered.commits)
     this.controls(filtered.controls)
@@ -677,34 +713,10 @@ export class ServerSession {
    * itself: it gets their Parse (and Bind) now, before a message using them.
    */
   private async materialize(tag: string, body: Uint8Array): Promise<void> {
-    const r = new ByteReader(body)
-    let statement: string | null = null
-    let portal: string | null = null
-    if (tag === 'B') {
-      r.cstring()
-      statement = r.cstring()
-    } else if (tag === 'D' || tag === 'C') {
-      const what = r.char()
-      const name = r.cstring()
-      if (what === 'S') statement = name
-      else portal = name
-      if (tag === 'C' && what === 'S') this.localStatements.delete(name)
-      if (tag === 'C' && what === 'P') this.localPortals.delete(name)
-      if (tag === 'C') return
-    } else if (tag === 'E') portal = r.cstring()
-    else if (tag === 'P') {
-      // Transaction control prepared while the session held the backend is
-      // still answered here when bound later without it (the COMMIT that
-      // ends a snapshot-importing transaction, above all).
-      const name = r.cstring()
-      const stmt = localStatement(r.cstring())
-      if (stmt) this.localStatements.set(name, { stmt, parse: this.messageBytes('P', body), inBackend: true })
-      else this.localStatements.delete(name)
-      return
-    } else return
-    const bound = portal !== null ? this.localPortals.get(portal) : undefined
-    if (bound) statement = bound.statement
-    const local = statement !== null ? this.localStatements.get(statement) : undefined
+    const pending = this.pendingMaterial(tag, body)
+    this.noteMaterial(tag, body)
+    if (!pending) return
+    const { local, portal, bound } = pending
     if (local && !local.inBackend) {
       await this.silently(this.rewriteNames('P', local.parse.subarray(5))!)
       local.inBackend = true
@@ -712,6 +724,49 @@ export class ServerSession {
     if (bound && portal !== null) {
       await this.silently(this.rewriteNames('B', bound.bind.subarray(5))!)
       this.localPortals.delete(portal)
+    }
+  }
+
+  /** What materialize() must send to the backend before this message: null when nothing (the usual case). */
+  private pendingMaterial(
+    tag: string,
+    body: Uint8Array,
+  ): { local: LocalStatement | undefined; portal: string | null; bound: { statement: string; bind: Uint8Array } | undefined } | null {
+    const r = new ByteReader(body)
+    let statement: string | null = null
+    let portal: string | null = null
+    if (tag === 'B') {
+      r.cstring()
+      statement = r.cstring()
+    } else if (tag === 'D') {
+      const what = r.char()
+      const name = r.cstring()
+      if (what === 'S') statement = name
+      else portal = name
+    } else if (tag === 'E') portal = r.cstring()
+    else return null
+    const bound = portal !== null ? this.localPortals.get(portal) : undefined
+    if (bound) statement = bound.statement
+    const local = statement !== null ? this.localStatements.get(statement) : undefined
+    return (local && !local.inBackend) || bound ? { local, portal, bound } : null
+  }
+
+  /** The session's bookkeeping of statements it answers itself, for a Parse or Close going to the backend. */
+  private noteMaterial(tag: string, body: Uint8Array): void {
+    const r = new ByteReader(body)
+    if (tag === 'C') {
+      const what = r.char()
+      const name = r.cstring()
+      if (what === 'S') this.localStatements.delete(name)
+      else this.localPortals.delete(name)
+    } else if (tag === 'P') {
+      // Transaction control prepared while the session held the backend is
+      // still answered here when bound later without it (the COMMIT that
+      // ends a snapshot-importing transaction, above all).
+      const name = r.cstring()
+      const stmt = localStatement(r.cstring())
+      if (stmt) this.localStatements.set(name, { stmt, parse: this.messageBytes('P', body), inBackend: true })
+      else this.localStatements.delete(name)
     }
   }
 
@@ -1069,7 +1124,7 @@ export class ServerSession {
     const out = await db.runExclusive(async () => {
       await db._handleBlob(new Blob(c.chunks as BlobPart[]))
       try {
-        return await db.execProtocolRaw(query(sql), { syncToFs: false })
+        return await execRaw(db, query(sql))
       } finally {
         await db._cleanupBlob()
       }
@@ -1084,7 +1139,7 @@ export class ServerSession {
     // failing statement puts the block in the aborted state (its own error is
     // not sent; the client sees the COPY's).
     const inBlock = db.isInTransaction()
-    if (inBlock) await db.runExclusive(() => db.execProtocolRaw(query('SELECT 1/0'), { syncToFs: false }))
+    if (inBlock) await db.runExclusive(() => execRaw(db, query('SELECT 1/0')))
     await this.afterRun(concatBytes([error, readyForQuery(inBlock ? 'E' : 'I')]))
   }
 
@@ -1097,14 +1152,14 @@ export class ServerSession {
   private async forward(bytes: Uint8Array, retryable = true): Promise<boolean> {
     const db = this.engine.db
     const text = latin1.decode(bytes.subarray(5))
-    if (!this.dirty && SETTING_WORDS.test(text)) this.dirty = true
+    if (!this.dirty && mayChangeSettings(text)) this.dirty = true
     if (mayTouchSessionTimeouts(text)) this.timeoutGuard = true
     const before = bytes[0] === 0x51 ? await this.endExtended() : null
     if ('PBDECH'.includes(String.fromCharCode(bytes[0]))) this.extendedOpen = true
     if (bytes[0] === 0x51 && !this.memberTurnEnd) this.noteLocal(bytes)
     let out: Uint8Array
     try {
-      out = await db.runExclusive(() => db.execProtocolRaw(bytes, { syncToFs: false }))
+      out = await db.runExclusive(() => execRaw(db, bytes))
     } catch (e) {
       // PGlite itself failed (not an SQL error, which comes back as ErrorResponse).
       out = concatBytes([errorResponse(toPgError(e)), readyForQuery(db.isInTransaction() ? 'E' : 'I')])
@@ -1153,7 +1208,7 @@ export class ServerSession {
     if (!this.extendedOpen || this.awaitingSync) return null
     this.extendedOpen = false
     const db = this.engine.db
-    const out = await db.runExclusive(() => db.execProtocolRaw(SYNC, { syncToFs: false }))
+    const out = await db.runExclusive(() => execRaw(db, SYNC))
     return out.subarray(0, out.length - 6) // its ReadyForQuery is last
   }
 
@@ -1395,8 +1450,6 @@ async function runSql(db: PGlite, sql: string) {
   return r.sets.at(-1) ?? []
 }
 
-/** Statements that may change session settings (SET, RESET, set_config(), ...). */
-const SETTING_WORDS = /\b(set|reset|set_config|discard)\b/i
 const latin1 = new TextDecoder('latin1')
 
 const SYNC = new Uint8Array([0x53, 0, 0, 0, 4])

@@ -103,3 +103,18 @@ export function transactionStatement(sql: string): TransactionStatement | null {
   if ((m = RELEASE_RE.exec(sql))) return { kind: 'release', name: identifier(m[1]) }
   return null
 }
+
+/**
+ * Could this text change session settings in the backend? A SET, RESET or
+ * DISCARD command where a statement starts (the text's start, after `;`, in a
+ * plpgsql body after BEGIN/THEN/ELSE/LOOP, in a string run by EXECUTE), or a
+ * set_config() call. Not `UPDATE t SET ...` or `ALTER ... SET DEFAULT`: a
+ * session that only wrote would otherwise save and reset every setting after
+ * each statement. A function's own SET clause changes nothing once it
+ * returns. (Settings changed by SQL assembled at run time go unnoticed.)
+ */
+export function mayChangeSettings(text: string): boolean {
+  return SETTINGS_CHANGE.test(text)
+}
+
+const SETTINGS_CHANGE = /(?:^|[;('"]|\*\/|\$\$|\b(?:begin|then|else|loop|execute)\b)\s*(?:set|reset|discard)\b|\bset_config\s*\(/i
