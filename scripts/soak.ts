@@ -151,14 +151,20 @@ function unconfirmed(c: Consumer): number {
   return n
 }
 
+/** The slot's confirmed_flush_lsn; asked again when a restart cuts the question off (bounded). */
 async function slotPosition(slot: string): Promise<bigint> {
-  const c = await connect()
-  try {
-    const r = await c.query(`SELECT confirmed_flush_lsn::text AS c FROM pg_replication_slots WHERE slot_name = $1`, [slot])
-    const [hi, lo] = (r.rows[0].c as string).split('/')
-    return (BigInt(`0x${hi}`) << 32n) | BigInt(`0x${lo}`)
-  } finally {
-    await c.end()
+  const deadline = performance.now() + RECONNECT_BOUND_MS
+  for (;;) {
+    const c = await connect()
+    try {
+      const r = await c.query(`SELECT confirmed_flush_lsn::text AS c FROM pg_replication_slots WHERE slot_name = $1`, [slot])
+      const [hi, lo] = (r.rows[0].c as string).split('/')
+      return (BigInt(`0x${hi}`) << 32n) | BigInt(`0x${lo}`)
+    } catch (e) {
+      if (performance.now() > deadline) throw e
+    } finally {
+      await c.end().catch(() => {})
+    }
   }
 }
 
