@@ -10,10 +10,10 @@
 import { PGlite } from '@electric-sql/pglite'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
-import { encodeFrame } from '../src/shared/replication-frames'
-import { installChangeTracking } from '../src/worker/replication/change-tracker'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../src/worker/replication/handler'
-import { pruneNow } from '../src/worker/replication/prune'
+import { encodeFrame } from '../src/protocol/replication-frames'
+import { installChangeTracking } from '../src/engine/replication/change-tracker'
+import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../src/engine/replication/handler'
+import { pruneNow } from '../src/engine/replication/prune'
 
 const quick = process.argv.includes('--quick')
 const TXNS = quick ? 2_000 : 10_000

@@ -6,8 +6,8 @@
 import { PGlite } from '@electric-sql/pglite'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
-import { installChangeTracking } from '../src/worker/replication/change-tracker'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../src/worker/replication/handler'
+import { installChangeTracking } from '../src/engine/replication/change-tracker'
+import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../src/engine/replication/handler'
 import { bulkInsert, ITEMS_TABLE, rowInserts } from './capture-workload'
 
 const quick = process.argv.includes('--quick')

@@ -3,12 +3,12 @@
 // pgoutput stream they produce, decoded message by message.
 
 import { PGlite } from '@electric-sql/pglite'
-import { decodePgoutput } from '../src/client/pgoutput/decode'
-import { formatLsn, parseLsn } from '../src/shared/lsn'
-import type { PgoutputMessage } from '../src/shared/pgoutput'
-import { decodeFrame } from '../src/shared/replication-frames'
-import { installChangeTracking } from '../src/worker/replication/change-tracker'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../src/worker/replication/handler'
+import { decodePgoutput } from '../src/protocol/pgoutput-decode'
+import { formatLsn, parseLsn } from '../src/protocol/lsn'
+import type { PgoutputMessage } from '../src/protocol/pgoutput'
+import { decodeFrame } from '../src/protocol/replication-frames'
+import { installChangeTracking } from '../src/engine/replication/change-tracker'
+import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../src/engine/replication/handler'
 
 const db = new PGlite()
 await installChangeTracking(db)

@@ -22,10 +22,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
-import { decodePgoutput } from '../src/client/pgoutput/decode'
-import { formatLsn } from '../src/shared/lsn'
+import { decodePgoutput } from '../src/protocol/pgoutput-decode'
+import { formatLsn } from '../src/protocol/lsn'
 import { startServe, type ServeProcess } from '../src/node/serve-process'
-import { decodeFrame } from '../src/shared/replication-frames'
+import { decodeFrame } from '../src/protocol/replication-frames'
 import { freePort } from '../test/support/free-port'
 
 const { values } = parseArgs({

@@ -13,7 +13,7 @@
 // worker's offset is measured by ping (clockOffset) and subtracted.
 
 import { openDatabase, type Database, type ReplicationStream } from '../../src/client'
-import { parseLsn, type Lsn } from '../../src/shared/lsn'
+import { parseLsn, type Lsn } from '../../src/protocol/lsn'
 import type { PgliteInsertRequest, PgliteInsertResult } from './pglite-worker'
 
 export interface BenchOptions {

@@ -4,20 +4,20 @@
 
 import * as Comlink from 'comlink'
 import type { QueryOptions, Results } from '@electric-sql/pglite'
-import { installErrorTransfer } from '../shared/comlink-errors'
-import type { CommandResult } from '../shared/backend-decode'
-import { parseLsn, formatLsn, type Lsn } from '../shared/lsn'
+import { installErrorTransfer } from '../protocol/comlink-errors'
+import type { CommandResult } from '../protocol/backend-decode'
+import { parseLsn, formatLsn, type Lsn } from '../protocol/lsn'
 import type { WorkerApi, StartReplicationRequest, CreateSlotRequest } from '../worker/api'
 import type { BootInfo, EngineOptions } from '../worker/engine'
 import { ReplicationStream } from './stream'
 
-export { PgError } from '../shared/errors'
-export { decodePgoutput } from './pgoutput/decode'
+export { PgError } from '../protocol/errors'
+export { decodePgoutput } from '../protocol/pgoutput-decode'
 export { ReplicationStream, type StreamMessage } from './stream'
 export { ReplicaApplier, ReplicaApplyError, type AppliedCommit, type ApplierOptions, type ApplyTarget } from './replica/apply'
 export { formatLsn, parseLsn, type Lsn }
-export type { PgoutputMessage, RelationColumn, Tuple, TupleColumn } from '../shared/pgoutput'
-export { dateFromPgTimestamp } from '../shared/pgoutput'
+export type { PgoutputMessage, RelationColumn, Tuple, TupleColumn } from '../protocol/pgoutput'
+export { dateFromPgTimestamp } from '../protocol/pgoutput'
 export type { BootInfo, CommandResult, CreateSlotRequest, EngineOptions }
 
 export interface OpenOptions extends EngineOptions {

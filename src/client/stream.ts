@@ -1,13 +1,13 @@
 // The page's end of a replication stream (see shared/stream-port.ts): raw
 // CopyData frames as they arrive, decoded messages, acknowledgements.
 
-import { PgError } from '../shared/errors'
-import type { Lsn } from '../shared/lsn'
-import type { PgoutputMessage } from '../shared/pgoutput'
-import { decodeFrame, encodeFrame } from '../shared/replication-frames'
-import { pgTimestampFromDate } from '../shared/pgoutput'
-import { DEFAULT_STREAM_WINDOW, type PageToWorker, type WorkerToPage } from '../shared/stream-port'
-import { decodePgoutput } from './pgoutput/decode'
+import { PgError } from '../protocol/errors'
+import type { Lsn } from '../protocol/lsn'
+import type { PgoutputMessage } from '../protocol/pgoutput'
+import { decodeFrame, encodeFrame } from '../protocol/replication-frames'
+import { pgTimestampFromDate } from '../protocol/pgoutput'
+import { DEFAULT_STREAM_WINDOW, type PageToWorker, type WorkerToPage } from '../protocol/stream-port'
+import { decodePgoutput } from '../protocol/pgoutput-decode'
 
 /** What messages() yields: pgoutput messages with their WAL position, and keepalives. */
 export type StreamMessage =

@@ -14,8 +14,8 @@ import { PGlite } from '@electric-sql/pglite'
 import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { installChangeTracking } from '../worker/replication/change-tracker'
-import type { AuthMethod } from '../worker/wire/auth'
+import { installChangeTracking } from '../engine/replication/change-tracker'
+import type { AuthMethod } from '../wire/auth'
 import { listen } from './server'
 
 const { values } = parseArgs({

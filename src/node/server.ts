@@ -8,7 +8,7 @@
 
 import { createServer, type Server, type Socket } from 'node:net'
 import type { PGlite } from '@electric-sql/pglite'
-import { ServerSession, type ServerOptions, type WireEngine } from '../worker/wire/server-session'
+import { ServerSession, type ServerOptions, type WireEngine } from '../wire/server-session'
 
 export interface TcpServer {
   readonly port: number

@@ -13,16 +13,16 @@
 // the worker stays usable after any bad call.
 
 import { type PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite'
-import { commandResult, type CommandResult } from '../shared/backend-decode'
-import { PgError, SqlState, toPgError } from '../shared/errors'
-import { setsSessionTimeout } from './backend/idle-timeouts'
-import { formatLsn, parseLsn } from '../shared/lsn'
-import type { PageToWorker } from '../shared/stream-port'
+import { commandResult, type CommandResult } from '../protocol/backend-decode'
+import { PgError, SqlState, toPgError } from '../protocol/errors'
+import { setsSessionTimeout } from '../engine/backend/idle-timeouts'
+import { formatLsn, parseLsn } from '../protocol/lsn'
+import type { PageToWorker } from '../protocol/stream-port'
 import { openEngine, type BootInfo, type Engine, type EngineOptions } from './engine'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from './replication/handler'
-import { positionLsn } from './replication/positions'
+import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../engine/replication/handler'
+import { positionLsn } from '../engine/replication/positions'
 import { PortWriter } from './transport/port-writer'
-import { ServerSession, type ServerOptions, type WireEngine } from './wire/server-session'
+import { ServerSession, type ServerOptions, type WireEngine } from '../wire/server-session'
 
 export interface StartReplicationRequest {
   slot: string

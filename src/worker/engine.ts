@@ -6,11 +6,11 @@
 // kept in IndexedDB) instead of running initdb again.
 
 import { PGlite } from '@electric-sql/pglite'
-import { INSTALL_SQL } from './capture/schema.sql'
-import { SLOTS_SQL } from './capture/slots.sql'
-import { ADVISORY_SQL } from './capture/advisory.sql'
-import { installChangeTracking } from './replication/change-tracker'
-import { stopPruning } from './replication/prune'
+import { INSTALL_SQL } from '../engine/capture/schema.sql.ts'
+import { SLOTS_SQL } from '../engine/capture/slots.sql.ts'
+import { ADVISORY_SQL } from '../engine/capture/advisory.sql.ts'
+import { installChangeTracking } from '../engine/replication/change-tracker'
+import { stopPruning } from '../engine/replication/prune'
 import { GroupCommit } from './storage/group-commit'
 import { GroupCommitIdbFs, type FlushStats } from './storage/idb-fs'
 import { acquireNameLock, type OnLocked } from './storage/lock'

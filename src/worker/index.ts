@@ -2,7 +2,7 @@
 // through src/client (openDatabase) and talks to it with Comlink.
 
 import * as Comlink from 'comlink'
-import { installErrorTransfer } from '../shared/comlink-errors'
+import { installErrorTransfer } from '../protocol/comlink-errors'
 import { makeApi } from './api'
 
 installErrorTransfer()

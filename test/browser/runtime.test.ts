@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest'
 import { openDatabase, PgError, type PgoutputMessage, type ReplicationStream } from '../../src/client'
-import { formatLsn } from '../../src/shared/lsn'
+import { formatLsn } from '../../src/protocol/lsn'
 
 let counter = 0
 const unique = (prefix: string) => `${prefix}_${Date.now().toString(36)}_${++counter}`
@@ -306,8 +306,8 @@ describe('wire protocol on a MessagePort', () => {
   }
 
   it('a client in the page drives a replication session on the worker', async () => {
-    const { decodeBackendMessages } = await import('../../src/shared/backend-decode')
-    const { decodeFrame, encodeFrame } = await import('../../src/shared/replication-frames')
+    const { decodeBackendMessages } = await import('../../src/protocol/backend-decode')
+    const { decodeFrame, encodeFrame } = await import('../../src/protocol/replication-frames')
     const { decodePgoutput } = await import('../../src/client')
     const db = await openDatabase(unique('wire'))
     await db.exec(`CREATE TABLE t (id int PRIMARY KEY, v text); CREATE PUBLICATION p FOR ALL TABLES`)

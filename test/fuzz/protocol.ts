@@ -14,13 +14,13 @@
 
 import { PGlite } from '@electric-sql/pglite'
 import { pathToFileURL } from 'node:url'
-import { decodePgoutput } from '../../src/client/pgoutput/decode'
-import { ProtocolError } from '../../src/shared/bytes'
-import { PgError } from '../../src/shared/errors'
-import { decodeFrame, encodeFrame } from '../../src/shared/replication-frames'
-import { installChangeTracking } from '../../src/worker/replication/change-tracker'
-import { idle } from '../../src/worker/replication/exclusive'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/worker/replication/handler'
+import { decodePgoutput } from '../../src/protocol/pgoutput-decode'
+import { ProtocolError } from '../../src/protocol/bytes'
+import { PgError } from '../../src/protocol/errors'
+import { decodeFrame, encodeFrame } from '../../src/protocol/replication-frames'
+import { installChangeTracking } from '../../src/engine/replication/change-tracker'
+import { idle } from '../../src/engine/replication/exclusive'
+import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/engine/replication/handler'
 import * as w from './wire-client'
 
 // ---------------------------------------------------------------- PRNG

@@ -8,7 +8,7 @@
 // --seed S --ops N`.
 
 import { PGlite } from '@electric-sql/pglite'
-import { pruneNow } from '../../src/worker/replication/prune'
+import { pruneNow } from '../../src/engine/replication/prune'
 import { compareDatabases, streamInto, type StreamedReplica, type TableDiff } from '../support/replica'
 
 /** mulberry32: small, fast, and the same sequence everywhere for one seed. */

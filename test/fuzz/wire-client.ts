@@ -4,7 +4,7 @@
 // Spec: PostgreSQL docs, "Message Formats". No TCP: every byte is ours to mangle.
 
 import type { PGlite } from '@electric-sql/pglite'
-import { ServerSession, type ServerOptions, type WireEngine } from '../../src/worker/wire/server-session'
+import { ServerSession, type ServerOptions, type WireEngine } from '../../src/wire/server-session'
 
 const utf8 = new TextEncoder()
 

@@ -6,10 +6,10 @@
 
 import { PGlite } from '@electric-sql/pglite'
 import { afterEach, describe, expect, it } from 'vitest'
-import { getChangesSince, installChangeTracking } from '../../src/worker/replication/change-tracker'
-import { handleReplicationQuery } from '../../src/worker/replication/handler'
-import { idle } from '../../src/worker/replication/exclusive'
-import { pruneChangeLog, slotHorizon, stopPruning, type Retention } from '../../src/worker/replication/prune'
+import { getChangesSince, installChangeTracking } from '../../src/engine/replication/change-tracker'
+import { handleReplicationQuery } from '../../src/engine/replication/handler'
+import { idle } from '../../src/engine/replication/exclusive'
+import { pruneChangeLog, slotHorizon, stopPruning, type Retention } from '../../src/engine/replication/prune'
 import { Consumer } from '../support/consumer'
 
 let db: PGlite | undefined

@@ -6,9 +6,9 @@ import { PGlite } from '@electric-sql/pglite'
 // A third-party pgoutput parser (it parses values by type OID), used as is.
 import { PgoutputParser } from 'pg-logical-replication/dist/output-plugins/pgoutput/pgoutput-parser.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { installChangeTracking } from '../../src/worker/replication/change-tracker'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/worker/replication/handler'
-import { parseLsn } from '../../src/shared/lsn'
+import { installChangeTracking } from '../../src/engine/replication/change-tracker'
+import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/engine/replication/handler'
+import { parseLsn } from '../../src/protocol/lsn'
 import { conformanceAvailable, golden, referenceDecoder, workload } from '../support/conformance'
 import { payloads, recordStream } from '../support/stream'
 

@@ -4,11 +4,11 @@
 
 import { PGlite } from '@electric-sql/pglite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { decodePgoutput } from '../../src/client/pgoutput/decode'
-import { parseLsn } from '../../src/shared/lsn'
-import type { PgoutputMessage } from '../../src/shared/pgoutput'
-import { installChangeTracking } from '../../src/worker/replication/change-tracker'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/worker/replication/handler'
+import { decodePgoutput } from '../../src/protocol/pgoutput-decode'
+import { parseLsn } from '../../src/protocol/lsn'
+import type { PgoutputMessage } from '../../src/protocol/pgoutput'
+import { installChangeTracking } from '../../src/engine/replication/change-tracker'
+import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/engine/replication/handler'
 import { golden, conformanceAvailable } from '../support/conformance'
 import { payloads, recordStream } from '../support/stream'
 

@@ -3,13 +3,13 @@
 
 import { PGlite } from '@electric-sql/pglite'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { installChangeTracking } from '../../src/worker/replication/change-tracker'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/worker/replication/handler'
-import { positionLsn } from '../../src/worker/replication/positions'
+import { installChangeTracking } from '../../src/engine/replication/change-tracker'
+import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/engine/replication/handler'
+import { positionLsn } from '../../src/engine/replication/positions'
 import { GroupCommit } from '../../src/worker/storage/group-commit'
-import { run } from '../../src/worker/replication/exclusive'
+import { run } from '../../src/engine/replication/exclusive'
 import { recordStream } from '../support/stream'
-import { pgTimestampFromDate } from '../../src/shared/pgoutput'
+import { pgTimestampFromDate } from '../../src/protocol/pgoutput'
 
 /**
  * A flush whose write to storage waits until the test releases it; flushes are

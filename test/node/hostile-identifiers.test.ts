@@ -10,12 +10,12 @@
 
 import { PGlite } from '@electric-sql/pglite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { decodePgoutput } from '../../src/client/pgoutput/decode'
-import type { PgoutputMessage } from '../../src/shared/pgoutput'
-import { decodeFrame } from '../../src/shared/replication-frames'
-import { installChangeTracking } from '../../src/worker/replication/change-tracker'
-import { truncateIdentifier } from '../../src/worker/replication/commands'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/worker/replication/handler'
+import { decodePgoutput } from '../../src/protocol/pgoutput-decode'
+import type { PgoutputMessage } from '../../src/protocol/pgoutput'
+import { decodeFrame } from '../../src/protocol/replication-frames'
+import { installChangeTracking } from '../../src/engine/replication/change-tracker'
+import { truncateIdentifier } from '../../src/engine/replication/commands'
+import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/engine/replication/handler'
 import * as w from '../fuzz/wire-client'
 
 const INJECTION = `x'); DROP TABLE canary; --`

@@ -5,10 +5,10 @@
 
 import { PGlite } from '@electric-sql/pglite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { encodeFrame } from '../../src/shared/replication-frames'
-import { installChangeTracking } from '../../src/worker/replication/change-tracker'
-import { idle } from '../../src/worker/replication/exclusive'
-import { handleReplicationQuery } from '../../src/worker/replication/handler'
+import { encodeFrame } from '../../src/protocol/replication-frames'
+import { installChangeTracking } from '../../src/engine/replication/change-tracker'
+import { idle } from '../../src/engine/replication/exclusive'
+import { handleReplicationQuery } from '../../src/engine/replication/handler'
 import { runProtocolFuzz } from '../fuzz/protocol'
 import * as w from '../fuzz/wire-client'
 

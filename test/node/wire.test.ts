@@ -12,10 +12,10 @@ import pg from 'pg'
 import postgres from 'postgres'
 import { LogicalReplicationService, PgoutputPlugin } from 'pg-logical-replication'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { decodePgoutput } from '../../src/client/pgoutput/decode'
-import type { PgoutputMessage } from '../../src/shared/pgoutput'
+import { decodePgoutput } from '../../src/protocol/pgoutput-decode'
+import type { PgoutputMessage } from '../../src/protocol/pgoutput'
 import { listen, type TcpServer } from '../../src/node/server'
-import { installChangeTracking } from '../../src/worker/replication/change-tracker'
+import { installChangeTracking } from '../../src/engine/replication/change-tracker'
 
 const run = promisify(execFile)
 const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin'

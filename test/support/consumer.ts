@@ -4,11 +4,11 @@
 // standby status updates. Waits resolve on frames, never on timers.
 
 import type { PGlite } from '@electric-sql/pglite'
-import { decodePgoutput } from '../../src/client/pgoutput/decode'
-import { formatLsn, type Lsn } from '../../src/shared/lsn'
-import type { PgoutputMessage, Tuple } from '../../src/shared/pgoutput'
-import { encodeFrame } from '../../src/shared/replication-frames'
-import { handleStartReplication, type ReplicationSession } from '../../src/worker/replication/handler'
+import { decodePgoutput } from '../../src/protocol/pgoutput-decode'
+import { formatLsn, type Lsn } from '../../src/protocol/lsn'
+import type { PgoutputMessage, Tuple } from '../../src/protocol/pgoutput'
+import { encodeFrame } from '../../src/protocol/replication-frames'
+import { handleStartReplication, type ReplicationSession } from '../../src/engine/replication/handler'
 import { recordStream } from './stream'
 
 type Row = (string | null)[]

@@ -5,13 +5,13 @@
 // Waits resolve on applied frames, never on timers.
 
 import type { PGlite } from '@electric-sql/pglite'
-import { decodePgoutput } from '../../src/client/pgoutput/decode'
+import { decodePgoutput } from '../../src/protocol/pgoutput-decode'
 import { ReplicaApplier, type ApplyTarget } from '../../src/client/replica/apply'
-import { formatLsn, type Lsn } from '../../src/shared/lsn'
-import { decodeFrame, encodeFrame } from '../../src/shared/replication-frames'
-import { installChangeTracking } from '../../src/worker/replication/change-tracker'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/worker/replication/handler'
-import { positionLsn } from '../../src/worker/replication/positions'
+import { formatLsn, type Lsn } from '../../src/protocol/lsn'
+import { decodeFrame, encodeFrame } from '../../src/protocol/replication-frames'
+import { installChangeTracking } from '../../src/engine/replication/change-tracker'
+import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/engine/replication/handler'
+import { positionLsn } from '../../src/engine/replication/positions'
 
 /**
  * Tracks changes on `primary`, runs `setupSql`, publishes all tables, makes a

@@ -1,7 +1,7 @@
 // A ReplicationWriter that records wire messages and lets tests await frames.
 
-import { decodeFrame, type ReplicationFrame } from '../../src/shared/replication-frames'
-import type { ReplicationWriter } from '../../src/worker/replication/handler'
+import { decodeFrame, type ReplicationFrame } from '../../src/protocol/replication-frames'
+import type { ReplicationWriter } from '../../src/engine/replication/handler'
 
 export interface Recorded {
   writer: ReplicationWriter

@@ -5,7 +5,7 @@
 
 import { PGlite } from '@electric-sql/pglite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { PgoutputMessage } from '../../shared/pgoutput'
+import type { PgoutputMessage } from '../../protocol/pgoutput'
 import { compareDatabases, streamInto, type StreamedReplica } from '../../../test/support/replica'
 import { ReplicaApplier, ReplicaApplyError, type ApplyTarget } from './apply'
 import { ident, insertSql, textArray, updateSql } from './sql'

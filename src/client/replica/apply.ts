@@ -10,9 +10,9 @@
 // subscriber's apply worker (src/backend/replication/logical/worker.c) is
 // the model for how each message lands.
 
-import type { Lsn } from '../../shared/lsn'
-import type { PgoutputMessage, Tuple, TupleColumn } from '../../shared/pgoutput'
-import { TRUNCATE_CASCADE, TRUNCATE_RESTART_IDENTITY } from '../../shared/pgoutput'
+import type { Lsn } from '../../protocol/lsn'
+import type { PgoutputMessage, Tuple, TupleColumn } from '../../protocol/pgoutput'
+import { TRUNCATE_CASCADE, TRUNCATE_RESTART_IDENTITY } from '../../protocol/pgoutput'
 import { KEY_FLAG, syncRelation, type ApplySession, type RelationMessage, type TypeMessage } from './schema'
 import { deleteSql, insertSql, qualified, updateSql, type Cell, type ColumnRef, type Locate, type Statement } from './sql'
 

@@ -9,7 +9,7 @@
 // runs the same PostgreSQL major version as the source (a PGlite replica of
 // PGlite, or of PostgreSQL 18).
 
-import type { PgoutputMessage } from '../../shared/pgoutput'
+import type { PgoutputMessage } from '../../protocol/pgoutput'
 import { ident, qualified, textArray, type ColumnRef } from './sql'
 
 export type RelationMessage = Extract<PgoutputMessage, { tag: 'R' }>

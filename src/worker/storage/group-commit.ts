@@ -14,12 +14,12 @@
 // carries a commit the primary could still lose (see DurabilityGate).
 
 import type { PGlite } from '@electric-sql/pglite'
-import { PgError } from '../../shared/errors'
-import { toPgError } from '../../shared/errors'
-import { run } from '../replication/exclusive'
-import type { DurabilityGate } from '../replication/session'
-import { SerialRuns } from '../serial-runs'
-import { backendOf, hasBackend } from '../backend/backend'
+import { PgError } from '../../protocol/errors'
+import { toPgError } from '../../protocol/errors'
+import { run } from '../../engine/replication/exclusive'
+import type { DurabilityGate } from '../../engine/replication/session'
+import { SerialRuns } from '../../engine/serial-runs'
+import { backendOf, hasBackend } from '../../engine/backend/backend'
 
 /**
  * Copies the in-memory cluster's changes for storage; called under PGlite's

@@ -3,7 +3,7 @@
 // and overwrite each other. A Web Lock per name (held by this worker until it
 // closes or is terminated, when the browser releases it) keeps one owner.
 
-import { PgError, SqlState } from '../../shared/errors'
+import { PgError, SqlState } from '../../protocol/errors'
 
 export type OnLocked = 'fail' | 'wait'
 

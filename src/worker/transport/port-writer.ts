@@ -4,10 +4,10 @@
 // page has a window's worth of unconsumed bytes (the session then waits in
 // drain(), so a slow page never makes the worker buffer without bound).
 
-import { PgError } from '../../shared/errors'
-import { decodeBackendMessages } from '../../shared/backend-decode'
-import { DEFAULT_STREAM_WINDOW, type WorkerToPage } from '../../shared/stream-port'
-import type { ReplicationWriter } from '../replication/session'
+import { PgError } from '../../protocol/errors'
+import { decodeBackendMessages } from '../../protocol/backend-decode'
+import { DEFAULT_STREAM_WINDOW, type WorkerToPage } from '../../protocol/stream-port'
+import type { ReplicationWriter } from '../../engine/replication/session'
 
 const COPY_DATA = 0x64 // 'd'
 const COPY_DONE = 0x63 // 'c'

@@ -1,0 +1,469 @@
+// One START_REPLICATION stream: the walsender loop for a logical slot.
+// Woken by the commit signal (NOTIFY from the capture's commit trigger), it
+// reads whole committed transactions in commit order and writes CopyData
+// frames carrying pgoutput messages; it answers standby status updates and
+// sends keepalives. The pure parts (tuples, relation messages) live in
+// ./output.ts; this file is the thin stateful loop.
+//
+// Behind a durability gate (IndexedDB with group commit) a commit may be read
+// and encoded as soon as it commits, but its frames are held until the gate
+// says it is durable: the flush that makes it durable then releases them at
+// once, without another read of the change log, so a consumer gets a commit
+// right after it becomes durable and never before.
+
+import type { PGlite } from '@electric-sql/pglite'
+import { ByteWriter, ProtocolError } from '../../protocol/bytes'
+import { PgError, toPgError } from '../../protocol/errors'
+import type { Lsn } from '../../protocol/lsn'
+import { MESSAGE_TRANSACTIONAL, pgTimestampFromDate, type PgoutputMessage } from '../../protocol/pgoutput'
+import { decodeFrame, encodeFrame } from '../../protocol/replication-frames'
+import { copyData, copyDone, commandComplete, errorResponse } from '../../protocol/backend'
+import { writePgoutput } from '../../protocol/pgoutput-encode'
+import { CatalogHistory, isPublished, type Action, type RelationShape } from './catalog'
+import { BUSY, backoff, idle, readWhenIdle } from './exclusive'
+import { subscribeCommits } from './notifier'
+import { changeMessage, relationMessages, hexToBytes } from './output'
+import { changeLsn, commitLsn, endLsn, positionLsn, seqAtOrBelow } from './positions'
+import { batchSql, parseBatch, resumePoint, type ChangeRow } from './reader'
+import { schedulePrune } from './prune'
+import { acquireSlot, releaseSlot } from './slots'
+import { backendOf } from '../backend/backend'
+import { missingPublication, noSuchPublication } from './handler'
+
+export interface ReplicationWriter {
+  write(data: Uint8Array): void
+  /**
+   * Backpressure: the session awaits this before each read of the change log,
+   * so a slow consumer holds at most its transport's window plus one batch.
+   */
+  drain?(): Promise<void> | void
+  /** Send what was written now, not when the transport would batch it (the release of held frames). */
+  flush?(): void
+}
+
+/**
+ * Where durability stands, for storage that flushes after commit (IndexedDB
+ * with group commit): a stream must not carry a commit the primary can still
+ * lose, so sessions read only up to `position()` and wake when it moves.
+ */
+export interface DurabilityGate {
+  /** The change-log position (sequence number) known to be durable. */
+  position(): bigint
+  /** Calls fn (synchronously, as the flush completes) whenever position() advances; returns the unsubscribe. */
+  subscribe(fn: () => void): () => void
+  /** Resolves once every write so far is durable (a confirmed slot position included). */
+  durable(): Promise<void>
+}
+
+export interface StreamOptions {
+  slot: string
+  /** The streaming session's process id (pg_replication_slots.active_pid). */
+  pid: number
+  temporarySlot: boolean
+  /** Requested start; the slot's confirmed_flush_lsn wins when greater. */
+  startLsn: Lsn
+  confirmedFlush: Lsn
+  /** null streams every table (orez compatibility). */
+  publications: string[] | null
+  /** Publications not yet checked to exist: the first read checks them (an error ends the stream). */
+  verifyPublications?: string[] | null
+  messages: boolean
+  /** Keepalive interval while idle (PostgreSQL: wal_sender_timeout / 2). */
+  keepaliveMs?: number
+  /** Rows per change-log read. */
+  batchRows?: number
+  /** Without a gate every committed transaction is streamable at once. */
+  durability?: DurabilityGate
+}
+
+const ACTIONS: Record<string, Action | undefined> = { I: 'insert', U: 'update', D: 'delete', T: 'truncate' }
+
+const pgNow = (): bigint => pgTimestampFromDate(Date.now())
+
+/** Where send() puts XLogData's clock: after 'd', the length, 'w', walStart and walEnd. */
+const XLOGDATA_CLOCK_OFFSET = 1 + 4 + 1 + 8 + 8
+
+export class ReplicationSession {
+  readonly done: Promise<void>
+  private stopped = false
+  private wake: (() => void) | null = null
+  private pending = false
+  private readonly catalog = new CatalogHistory()
+  /** relid -> "shapeVersion:publicationVersion" of the Relation last sent. */
+  private readonly sentRelations = new Map<number, string>()
+  private readonly frameWriter = new ByteWriter(4096)
+  private afterSeq = 0n
+  private threshold = -1n
+  private lastKeepaliveLsn: Lsn = -1n
+  private lastReplyAt = Date.now()
+  private pendingConfirm: Lsn | null = null
+  /** Transaction being streamed: Begin sent, Commit not yet. */
+  private open: { xid: bigint; lastSeq: bigint; commitTime: bigint } | null = null
+  private deferredMessages: Extract<PgoutputMessage, { tag: 'M' }>[] = []
+  private copyDoneReceived = false
+  private replyWanted = false
+  /** The transaction whose non-transactional messages were already sent ahead of it. */
+  private scannedXid = -1n
+  private scannedUpTo = -1n
+  /**
+   * Frames read ahead of durability, in stream order, each with the durable
+   * position that releases it. At most one batch: no read while any is held.
+   */
+  private held: { until: bigint; bytes: Uint8Array; commit?: Lsn }[] = []
+  /**
+   * Commit LSN of the last Commit written to the consumer: an acknowledgement
+   * at or past it covers everything sent (a restart resumes after it).
+   */
+  private sentCommit: Lsn = 0n
+  /** The highest flush position the consumer reported. */
+  private clientFlushed: Lsn = 0n
+  /** Set by finish(): no more reads; wakes the wait when the consumer has confirmed everything sent. */
+  private finishing: { confirmed: () => void } | null = null
+  /** Commit position of the transaction whose frames are being written. */
+  private emitUntil = 0n
+
+  readonly pid: number
+
+  constructor(
+    private readonly db: PGlite,
+    private readonly writer: ReplicationWriter,
+    private readonly opts: StreamOptions,
+  ) {
+    this.pid = opts.pid
+    // Throws 55006 if another session streams from the slot. `done` is read by
+    // waiters only after construction.
+    acquireSlot(db, opts.slot, this)
+    const start = opts.startLsn > opts.confirmedFlush ? opts.startLsn : opts.confirmedFlush
+    this.threshold = seqAtOrBelow(start)
+    this.done = this.run().finally(() => this.cleanup())
+  }
+
+  /** A CopyData payload from the client (standby status update, feedback). */
+  receive(payload: Uint8Array): void {
+    const f = decodeFrame(payload)
+    if (f.tag === 'r') {
+      this.lastReplyAt = Date.now()
+      // flush is what the consumer has durably applied: that is confirmed_flush_lsn.
+      if (f.flushed > 0n) this.pendingConfirm = f.flushed
+      if (f.flushed > this.clientFlushed) this.clientFlushed = f.flushed
+      if (this.finishing && this.clientFlushed >= this.sentCommit) this.finishing.confirmed()
+      // PostgreSQL answers with a keepalive that itself asks for nothing (WalSndKeepalive(false)).
+      if (f.replyRequested) this.keepalive(true, false)
+      this.signal()
+    } else if (f.tag !== 'k') {
+      throw new ProtocolError(`unexpected replication frame '${f.tag}' from client`, 0)
+    }
+  }
+
+  /** Client CopyDone: finish like the walsender (keepalive, CopyDone, COPY 0). */
+  endCopy(): void {
+    this.copyDoneReceived = true
+    this.stop()
+  }
+
+  stop(): void {
+    this.stopped = true
+    this.signal()
+  }
+
+  /**
+   * Ends the stream at a shutdown as PostgreSQL's walsender does (WalSndDone):
+   * nothing more is read; unless the consumer has already confirmed every
+   * Commit it was sent, it is asked for a reply, and the stream ends once it
+   * confirms them, goes away, or `boundMs` passes. So an acknowledgement on
+   * its way when the server stops still reaches the slot, and is durable when
+   * `done` resolves.
+   */
+  async finish(boundMs: number): Promise<void> {
+    if (!this.stopped && this.clientFlushed < this.sentCommit) {
+      let confirmed!: () => void
+      const wait = new Promise<void>((r) => (confirmed = r))
+      this.finishing = { confirmed }
+      this.keepalive(true, true)
+      this.writer.flush?.()
+      let timer: ReturnType<typeof setTimeout> | undefined
+      await Promise.race([wait, this.done.catch(() => {}), new Promise<void>((r) => (timer = setTimeout(r, boundMs)))])
+      clearTimeout(timer)
+    }
+    this.stop()
+    await this.done.catch(() => {})
+  }
+
+  private signal(): void {
+    this.pending = true
+    const w = this.wake
+    this.wake = null
+    w?.()
+  }
+
+  private async sleep(): Promise<void> {
+    if (this.pending || this.stopped) return
+    await new Promise<void>((r) => (this.wake = r))
+  }
+
+  private async run(): Promise<void> {
+    // A commit wakes the session to read it; behind a durability gate, the
+    // flush that makes it durable releases what was read.
+    const gate = this.opts.durability
+    const unsubscribeGate = gate?.subscribe(() => {
+      this.release()
+      this.signal()
+    })
+    const unsubscribe = await subscribeCommits(this.db, () => this.signal())
+    const keepaliveMs = this.opts.keepaliveMs ?? 10_000
+    const timer = setInterval(() => {
+      if (this.db.closed) return this.stop()
+      if (Date.now() - this.lastReplyAt >= keepaliveMs) {
+        // A silent consumer is asked for a reply; a read first brings the
+        // position up to date (rollbacks advance it without a commit signal).
+        this.replyWanted = true
+        this.lastReplyAt = Date.now()
+        this.signal()
+      }
+    }, Math.min(250, keepaliveMs))
+    try {
+      backendOf(this.db).slots.setActive(this.opts.slot, this.pid)
+      this.afterSeq = await idle(this.db, async (s) => {
+        const verify = this.opts.verifyPublications
+        const missing = verify ? await missingPublication(s, verify) : null
+        if (missing !== null) throw noSuchPublication(missing)
+        return resumePoint(s, this.threshold)
+      })
+      this.pending = true
+      while (!this.stopped) {
+        await this.sleep()
+        if (this.stopped) break
+        this.pending = false
+        await this.flushConfirm()
+        await this.pump()
+      }
+      await this.flushConfirm()
+      // Frames of commits that never became durable while the stream ran
+      // are dropped: the consumer has not seen (nor acknowledged) them.
+      this.held = []
+      if (this.copyDoneReceived) {
+        this.keepalive(true, false)
+        this.writer.write(copyDone())
+        this.writer.write(commandComplete('COPY 0'))
+      }
+    } catch (e) {
+      if (this.db.closed) return
+      // The walsender ends the stream with an ErrorResponse.
+      this.writer.write(errorResponse(toPgError(e)))
+      throw e
+    } finally {
+      clearInterval(timer)
+      unsubscribe()
+      unsubscribeGate?.()
+    }
+  }
+
+  private async flushConfirm(): Promise<void> {
+    const lsn = this.pendingConfirm
+    if (lsn === null || this.db.closed) return
+    this.pendingConfirm = null
+    backendOf(this.db).slots.confirm(this.opts.slot, lsn)
+    // An acknowledgement is a promise not to re-send: it must survive a crash.
+    await this.opts.durability?.durable()
+    // The horizon may have moved: what every slot has confirmed can go.
+    schedulePrune(this.db)
+  }
+
+  /** Stream everything committed so far. */
+  private async pump(): Promise<void> {
+    const limit = this.opts.batchRows ?? 2000
+    let busy = 0
+    for (;;) {
+      // Read ahead of durability by one batch at most: the release wakes us.
+      if (this.held.length > 0) return this.idleKeepalive(this.opts.durability!.position())
+      await this.writer.drain?.()
+      if (this.stopped || this.finishing || this.db.closed) return
+      const sets = await readWhenIdle(this.db, this.catalog.refreshSql() + batchSql(this.afterSeq, limit))
+      if (sets === BUSY) {
+        await backoff(busy++)
+        continue
+      }
+      busy = 0
+      this.catalog.apply(sets[0], sets[1])
+      const batch = parseBatch(sets[2], sets[3], limit)
+      const rows = batch.rows
+      for (let i = 0; i < rows.length; i++) {
+        // Once stopped, nothing more goes out, not even the rest of this batch:
+        // the consumer's last acknowledgement covers all it received. A
+        // transaction cut here has no Commit, so the consumer discards it.
+        // Finishing, the consumer is asked to confirm what it has: no more.
+        if (this.stopped || this.finishing) return
+        const row = rows[i]
+        if (this.open && row.xid !== this.open.xid) this.commit()
+        this.afterSeq = row.seq
+        if (row.lastSeq <= this.threshold) continue
+        this.emitUntil = row.lastSeq
+        if (!this.open && row.xid !== this.scannedXid) {
+          // PostgreSQL decodes a transaction at its commit, so its
+          // non-transactional messages (sent at once) precede its Begin.
+          this.scannedXid = row.xid
+          let j = i
+          for (; j < rows.length && rows[j].xid === row.xid; j++) {
+            if (rows[j].op === 'm') this.apply(rows[j])
+          }
+          this.scannedUpTo = rows[j - 1].seq
+        }
+        if (row.op === 'm' && row.xid === this.scannedXid && !this.lateMessage(row)) continue
+        this.apply(row)
+      }
+      if (batch.complete) {
+        if (this.open) this.commit()
+        const durable = this.opts.durability?.position()
+        return this.idleKeepalive(durable !== undefined && durable < batch.position ? durable : batch.position)
+      }
+    }
+  }
+
+  /** A non-transactional message of the scanned transaction that lay beyond the scanned batch. */
+  private lateMessage(row: ChangeRow): boolean {
+    return row.seq > this.scannedUpTo
+  }
+
+  private begin(row: ChangeRow): void {
+    if (this.open) return
+    this.open = { xid: row.xid, lastSeq: row.lastSeq, commitTime: row.commitTime }
+    this.send(
+      { tag: 'B', finalLsn: commitLsn(row.lastSeq), commitTime: row.commitTime, xid: Number(row.xid & 0xffffffffn) },
+      changeLsn(row.seq),
+    )
+  }
+
+  private commit(): void {
+    const t = this.open!
+    this.open = null
+    const end = endLsn(t.lastSeq)
+    const commit = commitLsn(t.lastSeq)
+    this.send({ tag: 'C', flags: 0, commitLsn: commit, endLsn: end, commitTime: t.commitTime }, end, commit)
+    for (const m of this.deferredMessages.splice(0)) this.send(m, m.lsn)
+  }
+
+  private apply(row: ChangeRow): void {
+    if (row.op === 'M' || row.op === 'm') {
+      if (!this.opts.messages) return
+      const m: Extract<PgoutputMessage, { tag: 'M' }> = {
+        tag: 'M',
+        flags: row.op === 'M' ? MESSAGE_TRANSACTIONAL : 0,
+        lsn: changeLsn(row.seq),
+        prefix: row.oldRow ?? '',
+        content: hexToBytes(row.newRow ?? ''),
+      }
+      if (row.op === 'M') {
+        this.begin(row)
+        this.send(m, m.lsn)
+      } else if (this.open) {
+        // A non-transactional message goes out at once, never inside another
+        // transaction's Begin/Commit: hold it until this Commit.
+        this.deferredMessages.push(m)
+      } else {
+        this.send(m, m.lsn)
+      }
+      return
+    }
+    const rel = this.catalog.relation(row.relid, row.seq)
+    const shape = rel?.value
+    if (!rel || !shape) return // table dropped before it was ever described
+    const pubs = this.catalog.publicationsAt(row.seq)
+    const action = ACTIONS[row.op]
+    if (!action) throw new PgError({ code: 'XX000', message: `unknown change-log op "${row.op}"` })
+    const published = isPublished(pubs?.value ?? [], this.opts.publications, row.relid, shape, action)
+    if (!published) {
+      if (action === 'truncate') this.sentRelations.delete(row.relid)
+      return
+    }
+    const msg = changeMessage(row, shape)
+    if (!msg) return
+    this.begin(row)
+    this.ensureRelation(row.relid, shape, `${rel.id}:${pubs?.id ?? 0}`)
+    this.send(msg, changeLsn(row.seq))
+    // TRUNCATE gives the table a new relfilenode: pgoutput's relcache entry is
+    // invalidated and the Relation goes out again before the next change.
+    if (action === 'truncate') this.sentRelations.delete(row.relid)
+  }
+
+  private ensureRelation(relid: number, shape: RelationShape, version: string): void {
+    if (this.sentRelations.get(relid) === version) return
+    for (const m of relationMessages(relid, shape)) this.send(m, 0n)
+    this.sentRelations.set(relid, version)
+  }
+
+  /** CopyData('d') around XLogData('w') around the pgoutput message, built in one buffer. */
+  private send(m: PgoutputMessage, walStart: Lsn, commit?: Lsn): void {
+    const w = this.frameWriter
+    w.reset()
+    w.char('d').int32(0).char('w').uint64(walStart).uint64(walStart).int64(pgNow())
+    writePgoutput(w, m)
+    w.patchInt32(1, w.length - 1)
+    this.emit(w.toBytes(), commit)
+  }
+
+  /** To the consumer now, or held until the frame's commit is durable. `commit`: the frame is a Commit. */
+  private emit(bytes: Uint8Array, commit?: Lsn): void {
+    const gate = this.opts.durability
+    if (gate && (this.held.length > 0 || this.emitUntil > gate.position())) this.held.push({ until: this.emitUntil, bytes, commit })
+    else this.written(bytes, commit)
+  }
+
+  private written(bytes: Uint8Array, commit?: Lsn): void {
+    this.writer.write(bytes)
+    if (commit !== undefined) this.sentCommit = commit
+  }
+
+  /** Frames read ahead of durability and not yet sent (diagnostics, tests). */
+  get heldFrames(): number {
+    return this.held.length
+  }
+
+  /** Sends the held frames that are durable now, in order. */
+  private release(): void {
+    if (this.stopped || this.finishing) return
+    const durable = this.opts.durability!.position()
+    const now = pgNow()
+    let n = 0
+    while (n < this.held.length && this.held[n].until <= durable) {
+      const { bytes, commit } = this.held[n++]
+      // XLogData's clock is the time of transmission: now, not when it was encoded.
+      new DataView(bytes.buffer, bytes.byteOffset).setBigInt64(XLOGDATA_CLOCK_OFFSET, now)
+      this.written(bytes, commit)
+    }
+    if (n === 0) return
+    this.held.splice(0, n)
+    // Durable from this moment: out now, ahead of whatever else the flush's completion wakes.
+    this.writer.flush?.()
+  }
+
+  private keepalive(force: boolean, replyRequested: boolean, at?: Lsn): void {
+    const lsn = at ?? (this.lastKeepaliveLsn < 0n ? positionLsn(this.afterSeq) : this.lastKeepaliveLsn)
+    if (!force && !replyRequested && lsn === this.lastKeepaliveLsn) return
+    this.lastKeepaliveLsn = lsn
+    this.writer.write(copyData(encodeFrame({ tag: 'k', walEnd: lsn, clock: pgNow(), replyRequested })))
+  }
+
+  /**
+   * Caught up (or holding frames until they are durable): a keepalive at
+   * `pos`, which is never past the durable position, so it may go out ahead
+   * of held frames (theirs are greater), and asks for a reply when one is due.
+   */
+  private idleKeepalive(pos: bigint): void {
+    this.keepalive(this.replyWanted, this.replyWanted, positionLsn(pos))
+    this.replyWanted = false
+  }
+
+  private async cleanup(): Promise<void> {
+    releaseSlot(this.db, this.opts.slot, this)
+    if (this.db.closed) return
+    const temporary = this.opts.temporarySlot
+    const slots = backendOf(this.db).slots
+    if (temporary) {
+      if (slots.get(this.opts.slot)) slots.drop(this.opts.slot)
+      schedulePrune(this.db)
+    } else {
+      slots.setActive(this.opts.slot, null)
+    }
+  }
+}
+

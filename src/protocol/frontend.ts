@@ -1,0 +1,104 @@
+// Framing of frontend (client) messages, protocol 3.0.
+// Spec: PostgreSQL docs, "Message Flow" (Start-up, SSL and GSSAPI session
+// encryption, Canceling Requests) and "Message Formats".
+//
+// The first message of a connection has no tag: int32 length, int32 code
+// (protocol version or a request code), then a body. Every later message is a
+// tag byte and an int32 length that counts itself. Bytes arrive in arbitrary
+// chunks; the reader keeps what is incomplete.
+
+import { ByteReader, ProtocolError } from './bytes'
+
+export const PROTOCOL_3_0 = 196608 // 3 << 16
+export const SSL_REQUEST_CODE = 80877103
+export const GSSENC_REQUEST_CODE = 80877104
+export const CANCEL_REQUEST_CODE = 80877102
+
+/** PostgreSQL's MAX_STARTUP_PACKET_LENGTH. */
+const MAX_STARTUP_LENGTH = 10000
+/** PostgreSQL's PQ_LARGE_MESSAGE_LIMIT (1 GB - 1): larger length fields are protocol violations. */
+const MAX_MESSAGE_LENGTH = 0x3fffffff
+
+export type FrontendMessage =
+  | { kind: 'startup'; version: number; params: Record<string, string> }
+  | { kind: 'ssl-request' }
+  | { kind: 'gssenc-request' }
+  | { kind: 'cancel'; processId: number; secretKey: number }
+  /** A tagged message; `bytes` is the whole message (tag and length included). */
+  | { kind: 'message'; tag: string; bytes: Uint8Array; body: Uint8Array }
+
+const decoder = new TextDecoder('utf-8', { fatal: true })
+
+function parseStartupBody(code: number, body: Uint8Array): FrontendMessage {
+  if (code === SSL_REQUEST_CODE) return { kind: 'ssl-request' }
+  if (code === GSSENC_REQUEST_CODE) return { kind: 'gssenc-request' }
+  const r = new ByteReader(body)
+  if (code === CANCEL_REQUEST_CODE) return { kind: 'cancel', processId: r.int32(), secretKey: r.int32() }
+  const params: Record<string, string> = {}
+  // Name/value pairs of NUL-terminated strings, ended by an empty name.
+  for (;;) {
+    const name = r.cstring()
+    if (name === '') break
+    params[name] = r.cstring()
+  }
+  return { kind: 'startup', version: code, params }
+}
+
+export class FrontendReader {
+  private buf: Uint8Array = new Uint8Array(0)
+  /** True until the start-up packet (SSLRequest answers leave it true). */
+  startup = true
+
+  /** Append a chunk; returns every message now complete. Throws ProtocolError on a bad length. */
+  push(chunk: Uint8Array): FrontendMessage[] {
+    this.buf = this.buf.length === 0 ? chunk.slice() : concat(this.buf, chunk)
+    const out: FrontendMessage[] = []
+    let off = 0
+    for (;;) {
+      const avail = this.buf.length - off
+      if (this.startup) {
+        if (avail < 8) break
+        const view = new DataView(this.buf.buffer, this.buf.byteOffset + off)
+        const len = view.getInt32(0)
+        if (len < 8 || len > MAX_STARTUP_LENGTH) throw new ProtocolError(`invalid length of startup packet: ${len}`, off)
+        if (avail < len) break
+        const code = view.getInt32(4)
+        const m = parseStartupBody(code, this.buf.subarray(off + 8, off + len))
+        // After SSLRequest/GSSENCRequest the client sends the real start-up packet.
+        if (m.kind === 'startup' || m.kind === 'cancel') this.startup = false
+        out.push(m)
+        off += len
+      } else {
+        if (avail < 5) break
+        const view = new DataView(this.buf.buffer, this.buf.byteOffset + off)
+        const len = view.getInt32(1)
+        if (len < 4 || len > MAX_MESSAGE_LENGTH) throw new ProtocolError(`invalid message length ${len}`, off + 1)
+        if (avail < len + 1) break
+        const bytes = this.buf.slice(off, off + len + 1)
+        out.push({ kind: 'message', tag: String.fromCharCode(bytes[0]), bytes, body: bytes.subarray(5) })
+        off += len + 1
+      }
+    }
+    this.buf = off === this.buf.length ? new Uint8Array(0) : this.buf.slice(off)
+    return out
+  }
+
+  /** Bytes received but not yet a complete message. */
+  get pending(): number {
+    return this.buf.length
+  }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length)
+  out.set(a)
+  out.set(b, a.length)
+  return out
+}
+
+/** The NUL-terminated query string of a Query ('Q') message body. */
+export function queryText(body: Uint8Array): string {
+  const end = body.indexOf(0)
+  if (end < 0) throw new ProtocolError('query string is not NUL-terminated', 0)
+  return decoder.decode(body.subarray(0, end))
+}

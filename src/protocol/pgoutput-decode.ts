@@ -1,0 +1,131 @@
+// pgoutput message decoder, protocol version 1: the inverse of the worker's
+// encodePgoutput. Pure and bounds-checked: malformed input throws a
+// PgoutputDecodeError naming the message tag and byte offset.
+// Spec: PostgreSQL docs, "Logical Replication Message Formats".
+
+import { ByteReader, ProtocolError, utf8 } from './bytes'
+import type {
+  PgoutputMessage,
+  RelationColumn,
+  ReplicaIdentity,
+  Tuple,
+  TupleColumn,
+} from './pgoutput'
+
+export class PgoutputDecodeError extends Error {
+  constructor(
+    message: string,
+    readonly tag: string,
+    readonly offset: number,
+  ) {
+    super(message)
+    this.name = 'PgoutputDecodeError'
+  }
+}
+
+function readColumns(r: ByteReader): TupleColumn[] {
+  const n = r.int16()
+  if (n < 0) throw new ProtocolError(`negative column count ${n}`, r.offset - 2)
+  const cols: TupleColumn[] = new Array(n)
+  for (let i = 0; i < n; i++) {
+    const at = r.offset
+    const kind = r.char()
+    if (kind === 'n' || kind === 'u') {
+      cols[i] = { kind }
+    } else if (kind === 't') {
+      const len = r.int32()
+      const start = r.offset
+      cols[i] = { kind, value: utf8(r.bytesN(len), start) }
+    } else if (kind === 'b') {
+      const len = r.int32()
+      cols[i] = { kind, value: r.bytesN(len).slice() }
+    } else {
+      throw new ProtocolError(`unknown tuple column kind 0x${kind.charCodeAt(0).toString(16)}`, at)
+    }
+  }
+  return cols
+}
+
+function readTuple<K extends 'N' | 'K' | 'O'>(r: ByteReader, allowed: readonly K[]): Tuple<K> {
+  const at = r.offset
+  const kind = r.char() as K
+  if (!allowed.includes(kind)) {
+    throw new ProtocolError(`expected tuple ${allowed.join(' or ')}, got 0x${kind.charCodeAt(0).toString(16)}`, at)
+  }
+  return { kind, columns: readColumns(r) }
+}
+
+const REPLICA_IDENTITIES = new Set(['d', 'n', 'f', 'i'])
+
+function decodeBody(r: ByteReader, tag: string): PgoutputMessage {
+  switch (tag) {
+    case 'B':
+      return { tag, finalLsn: r.uint64(), commitTime: r.int64(), xid: r.uint32() }
+    case 'C':
+      return { tag, flags: r.uint8(), commitLsn: r.uint64(), endLsn: r.uint64(), commitTime: r.int64() }
+    case 'O':
+      return { tag, originLsn: r.uint64(), originName: r.cstring() }
+    case 'R': {
+      const relationOid = r.uint32()
+      const namespace = r.cstring()
+      const relation = r.cstring()
+      const at = r.offset
+      const replicaIdentity = r.char()
+      if (!REPLICA_IDENTITIES.has(replicaIdentity)) {
+        throw new ProtocolError(`unknown replica identity '${replicaIdentity}'`, at)
+      }
+      const n = r.int16()
+      const columns: RelationColumn[] = []
+      for (let i = 0; i < n; i++) {
+        columns.push({ flags: r.uint8(), name: r.cstring(), typeOid: r.uint32(), typeMod: r.int32() })
+      }
+      return { tag, relationOid, namespace, relation, replicaIdentity: replicaIdentity as ReplicaIdentity, columns }
+    }
+    case 'Y':
+      return { tag, typeOid: r.uint32(), namespace: r.cstring(), typeName: r.cstring() }
+    case 'I':
+      return { tag, relationOid: r.uint32(), new: readTuple(r, ['N'] as const) }
+    case 'U': {
+      const relationOid = r.uint32()
+      const first = readTuple(r, ['K', 'O', 'N'] as const)
+      if (first.kind === 'N') return { tag, relationOid, new: first as Tuple<'N'> }
+      return { tag, relationOid, old: first as Tuple<'K' | 'O'>, new: readTuple(r, ['N'] as const) }
+    }
+    case 'D':
+      return { tag, relationOid: r.uint32(), old: readTuple(r, ['K', 'O'] as const) }
+    case 'T': {
+      const n = r.int32()
+      if (n < 0) throw new ProtocolError(`negative relation count ${n}`, r.offset - 4)
+      const flags = r.uint8()
+      const relationOids: number[] = []
+      for (let i = 0; i < n; i++) relationOids.push(r.uint32())
+      return { tag, flags, relationOids }
+    }
+    case 'M': {
+      const flags = r.uint8()
+      const lsn = r.uint64()
+      const prefix = r.cstring()
+      const len = r.int32()
+      return { tag, flags, lsn, prefix, content: r.bytesN(len).slice() }
+    }
+    default:
+      throw new ProtocolError(`unknown pgoutput message tag 0x${tag.charCodeAt(0).toString(16)}`, 0)
+  }
+}
+
+/** Decode one pgoutput message (the data of one XLogData frame). */
+export function decodePgoutput(bytes: Uint8Array): PgoutputMessage {
+  const r = new ByteReader(bytes)
+  let tag = '?'
+  try {
+    tag = r.char()
+    const m = decodeBody(r, tag)
+    if (r.remaining !== 0) throw new ProtocolError(`${r.remaining} trailing bytes`, r.offset)
+    return m
+  } catch (e) {
+    if (e instanceof ProtocolError) {
+      throw new PgoutputDecodeError(`pgoutput '${tag}': ${e.message}`, tag, e.offset)
+    }
+    throw e
+  }
+}
