@@ -24,7 +24,7 @@
 
 import { PGlite } from '@electric-sql/pglite'
 import { mkdirSync, writeFileSync } from 'node:fs'
-import { installChangeTracking } from '../src/engine/replication/change-tracker'
+import { installChangeTracking } from '../src/engine/install'
 import { bulkInsert, ITEMS_TABLE, rowInserts } from './capture-workload'
 
 const quick = process.argv.includes('--quick')

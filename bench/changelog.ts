@@ -11,8 +11,9 @@ import { PGlite } from '@electric-sql/pglite'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
 import { encodeFrame } from '../src/protocol/replication-frames'
-import { installChangeTracking } from '../src/engine/replication/change-tracker'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../src/engine/replication/handler'
+import { installChangeTracking } from '../src/engine/install'
+import { handleReplicationQuery, handleStartReplication } from '../src/wire/walsender'
+import { type ReplicationSession } from '../src/engine/replication/session'
 import { pruneNow } from '../src/engine/replication/prune'
 
 const quick = process.argv.includes('--quick')
@@ -36,7 +37,7 @@ async function run(acknowledge: boolean) {
   const db = new PGlite()
   await installChangeTracking(db, { retention: 'discard' })
   await db.exec(`CREATE TABLE items (id int PRIMARY KEY, name text, qty int); CREATE PUBLICATION p FOR ALL TABLES`)
-  await handleReplicationQuery('CREATE_REPLICATION_SLOT bench LOGICAL pgoutput', db, { mode: 'postgres' })
+  await handleReplicationQuery('CREATE_REPLICATION_SLOT bench LOGICAL pgoutput', db)
 
   let session!: ReplicationSession
   let commits = 0
@@ -57,7 +58,7 @@ async function run(acknowledge: boolean) {
       },
     },
     db,
-    { mode: 'postgres', onSession: (s) => (session = s) },
+    { onSession: (s) => (session = s) },
   )
   const streamed = (n: number) => new Promise<void>((resolve) => (commits >= n ? resolve() : (waiter = { n, resolve })))
 

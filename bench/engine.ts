@@ -6,8 +6,9 @@
 import { PGlite } from '@electric-sql/pglite'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
-import { installChangeTracking } from '../src/engine/replication/change-tracker'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../src/engine/replication/handler'
+import { installChangeTracking } from '../src/engine/install'
+import { handleReplicationQuery, handleStartReplication } from '../src/wire/walsender'
+import { type ReplicationSession } from '../src/engine/replication/session'
 import { bulkInsert, ITEMS_TABLE, rowInserts } from './capture-workload'
 
 const quick = process.argv.includes('--quick')
@@ -24,7 +25,7 @@ const median = (xs: number[]) => percentile(xs, 50)
 
 /** A stream whose Commit frames resolve waiters in order. */
 async function streaming(db: PGlite) {
-  await handleReplicationQuery('CREATE_REPLICATION_SLOT bench LOGICAL pgoutput', db, { mode: 'postgres' })
+  await handleReplicationQuery('CREATE_REPLICATION_SLOT bench LOGICAL pgoutput', db)
   let commits = 0
   let changes = 0
   const waiters: { n: number; resolve: (t: number) => void }[] = []
@@ -43,7 +44,7 @@ async function streaming(db: PGlite) {
       },
     },
     db,
-    { mode: 'postgres', onSession: (s) => (session = s) },
+    { onSession: (s) => (session = s) },
   )
   return {
     commitFrame: (n: number) => new Promise<number>((resolve) => (commits >= n ? resolve(performance.now()) : waiters.push({ n, resolve }))),

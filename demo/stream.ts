@@ -7,8 +7,9 @@ import { decodePgoutput } from '../src/protocol/pgoutput-decode'
 import { formatLsn, parseLsn } from '../src/protocol/lsn'
 import type { PgoutputMessage } from '../src/protocol/pgoutput'
 import { decodeFrame } from '../src/protocol/replication-frames'
-import { installChangeTracking } from '../src/engine/replication/change-tracker'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../src/engine/replication/handler'
+import { installChangeTracking } from '../src/engine/install'
+import { handleReplicationQuery, handleStartReplication } from '../src/wire/walsender'
+import { type ReplicationSession } from '../src/engine/replication/session'
 
 const db = new PGlite()
 await installChangeTracking(db)
@@ -16,7 +17,7 @@ await db.exec(`
   CREATE TABLE todos (id serial PRIMARY KEY, title text NOT NULL, done boolean NOT NULL DEFAULT false, due date);
   CREATE PUBLICATION demo FOR ALL TABLES;
 `)
-await handleReplicationQuery('CREATE_REPLICATION_SLOT demo LOGICAL pgoutput', db, { mode: 'postgres' })
+await handleReplicationQuery('CREATE_REPLICATION_SLOT demo LOGICAL pgoutput', db)
 
 function describe(m: PgoutputMessage): string {
   switch (m.tag) {
@@ -55,7 +56,7 @@ const done = handleStartReplication(
     },
   },
   db,
-  { mode: 'postgres', onSession: (s) => (session = s) },
+  { onSession: (s) => (session = s) },
 )
 
 async function step(title: string, sql: string, streams = true) {

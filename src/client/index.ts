@@ -5,7 +5,7 @@
 import * as Comlink from 'comlink'
 import type { QueryOptions, Results } from '@electric-sql/pglite'
 import { installErrorTransfer } from '../protocol/comlink-errors'
-import type { CommandResult } from '../protocol/backend-decode'
+import type { CommandResult } from '../worker/api'
 import { parseLsn, formatLsn, type Lsn } from '../protocol/lsn'
 import type { WorkerApi, StartReplicationRequest, CreateSlotRequest } from '../worker/api'
 import type { BootInfo, EngineOptions } from '../worker/engine'

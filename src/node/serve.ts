@@ -14,7 +14,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { installChangeTracking } from '../engine/replication/change-tracker'
+import { installChangeTracking } from '../engine/install'
 import type { AuthMethod } from '../wire/auth'
 import { listen } from './server'
 

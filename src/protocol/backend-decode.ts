@@ -4,7 +4,7 @@
 // caller hands whole replies (framing of a byte stream is the transport's).
 
 import { ByteReader, ProtocolError } from './bytes'
-import { PgError, type PgErrorFields } from './errors'
+import type { PgErrorFields } from './errors'
 
 export type BackendMessage =
   | { tag: 'T'; fields: { name: string; typeOid: number }[] }
@@ -88,22 +88,4 @@ export function decodeBackendMessages(bytes: Uint8Array): BackendMessage[] {
     }
   }
   return out
-}
-
-export interface CommandResult {
-  columns: string[]
-  rows: (string | null)[][]
-  commandTag: string
-}
-
-/** One command's reply as a result; an ErrorResponse throws it as a PgError. */
-export function commandResult(bytes: Uint8Array): CommandResult {
-  const result: CommandResult = { columns: [], rows: [], commandTag: '' }
-  for (const m of decodeBackendMessages(bytes)) {
-    if (m.tag === 'E') throw new PgError(m.fields)
-    if (m.tag === 'T') result.columns = m.fields.map((f) => f.name)
-    else if (m.tag === 'D') result.rows.push(m.values)
-    else if (m.tag === 'C') result.commandTag = m.commandTag
-  }
-  return result
 }

@@ -18,7 +18,8 @@
 import type { PGlite } from '@electric-sql/pglite'
 import { ByteReader, ProtocolError } from '../protocol/bytes'
 import { PgError, SqlState, toPgError, type PgErrorFields } from '../protocol/errors'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../engine/replication/handler'
+import { handleReplicationQuery, handleStartReplication } from './walsender'
+import { type ReplicationSession } from '../engine/replication/session'
 import { isReplicationCommand, parseReplicationCommand } from '../engine/replication/commands'
 import type { DurabilityGate } from '../engine/replication/session'
 import { BUSY, execRaw, idle, literal, readWhenIdle, run } from '../engine/replication/exclusive'
@@ -51,7 +52,7 @@ import { malformedMessage } from '../protocol/frontend-validate'
 import { filterBackendOutput } from './backend-filter'
 import { ADVISORY_BUSY } from '../engine/capture/advisory.sql.ts'
 import { signalCommit } from '../engine/replication/notifier'
-import { ENGINE_SESSION_SQL } from '../engine/replication/change-tracker'
+import { ENGINE_SESSION_SQL } from '../engine/install'
 
 export interface WireEngine {
   db: PGlite
@@ -294,7 +295,7 @@ export class ServerSession {
           await db.runExclusive(() => execRaw(db, concatBytes(closes)))
         }
         for (const slot of this.temporarySlots) {
-          await handleReplicationQuery(`DROP_REPLICATION_SLOT "${slot}"`, db, { mode: 'postgres' })
+          await handleReplicationQuery(`DROP_REPLICATION_SLOT "${slot}"`, db)
         }
       }
     } catch {
@@ -1295,7 +1296,6 @@ export class ServerSession {
     if (cmd.kind !== 'START_REPLICATION') {
       const backend = backendOf(db)
       const reply = await handleReplicationQuery(text, db, {
-        mode: 'postgres',
         pid: this.processId,
         show: (name) => (name.toLowerCase() === 'wal_level' ? 'logical' : this.showSetting(name)),
         exportSnapshot: (slot) => backend.snapshots.export(this.processId, slot),
@@ -1324,7 +1324,6 @@ export class ServerSession {
     let started!: (s: ReplicationSession | null) => void
     this.streamStarted = new Promise((r) => (started = r))
     const done = handleStartReplication(text, writer, db, {
-      mode: 'postgres',
       pid: this.processId,
       durability: this.engine.durability,
       onSession: (s) => {
@@ -1398,7 +1397,7 @@ export class ServerSession {
 
   private async dropTemporarySlots(): Promise<void> {
     for (const slot of this.temporarySlots) {
-      await handleReplicationQuery(`DROP_REPLICATION_SLOT "${slot}"`, this.engine.db, { mode: 'postgres' })
+      await handleReplicationQuery(`DROP_REPLICATION_SLOT "${slot}"`, this.engine.db)
     }
     this.temporarySlots.clear()
   }

@@ -13,13 +13,15 @@
 // the worker stays usable after any bad call.
 
 import { type PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite'
-import { commandResult, type CommandResult } from '../protocol/backend-decode'
 import { PgError, SqlState, toPgError } from '../protocol/errors'
 import { setsSessionTimeout } from '../engine/backend/idle-timeouts'
 import { formatLsn, parseLsn } from '../protocol/lsn'
 import type { PageToWorker } from '../protocol/stream-port'
 import { openEngine, type BootInfo, type Engine, type EngineOptions } from './engine'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../engine/replication/handler'
+import { truncateIdentifier, type ReplicationCommand } from '../engine/replication/commands'
+import { type ReplicationSession } from '../engine/replication/session'
+import { parseStartOptions } from '../engine/replication/start-options'
+import { runReplicationCommand, startReplication, type StreamRequest } from '../engine/replication/walsender'
 import { positionLsn } from '../engine/replication/positions'
 import { PortWriter } from './transport/port-writer'
 import { ServerSession, type ServerOptions, type WireEngine } from '../wire/server-session'
@@ -39,15 +41,20 @@ export interface CreateSlotRequest {
   snapshot?: 'export' | 'use' | 'nothing'
 }
 
-const quoteIdent = (s: string) => `"${s.replace(/"/g, '""')}"`
-const quoteLiteral = (s: string) => `'${s.replace(/'/g, "''")}'`
+/** A replication command's result, as the page receives it. */
+export interface CommandResult {
+  columns: string[]
+  rows: (string | null)[][]
+  commandTag: string
+}
 
-/** START_REPLICATION text from structured options (names quoted, so nothing is ever parsed as SQL). */
-export function startReplicationCommand(req: StartReplicationRequest): string {
+/** A stream request from structured options: names as given (as quoted identifiers are), never parsed as SQL. */
+export function streamRequestOf(req: StartReplicationRequest): StreamRequest {
   const lsn = req.startLsn ?? '0/0'
-  if (parseLsn(lsn) === null) throw new PgError({ code: SqlState.syntaxError, message: `invalid LSN "${lsn}"` })
-  const opts = Object.entries(req.options).map(([k, v]) => `${quoteIdent(k)} ${quoteLiteral(String(v))}`)
-  return `START_REPLICATION SLOT ${quoteIdent(req.slot)} LOGICAL ${lsn}${opts.length ? ` (${opts.join(', ')})` : ''}`
+  const startLsn = parseLsn(lsn)
+  if (startLsn === null) throw new PgError({ code: SqlState.syntaxError, message: `invalid LSN "${lsn}"` })
+  const options = new Map(Object.entries(req.options).map(([k, v]) => [truncateIdentifier(k), String(v)]))
+  return { slot: truncateIdentifier(req.slot), startLsn, options: parseStartOptions(options) }
 }
 
 /** How long a stream waits at close() for its consumer to confirm what it was sent. */
@@ -85,13 +92,15 @@ export function makeApi() {
     }
   }
 
-  async function replicationCommand(sql: string): Promise<CommandResult> {
+  async function replicationCommand(cmd: ReplicationCommand): Promise<CommandResult> {
     const e = current()
-    const reply = await handleReplicationQuery(sql, e.db, { mode: 'postgres' })
-    if (!reply) throw new PgError({ code: SqlState.syntaxError, message: `not a replication command: ${sql}` })
-    const result = commandResult(reply)
-    await afterWrite(e)
-    return result
+    try {
+      const r = await runReplicationCommand(cmd, e.db)
+      await afterWrite(e)
+      return { columns: r.fields.map((f) => f.name), rows: r.rows, commandTag: r.commandTag }
+    } catch (err) {
+      throw toPgError(err)
+    }
   }
 
   /** The worker API is no connection: a timeout that ends one has nothing to end (backend/idle-timeouts.ts). */
@@ -210,18 +219,26 @@ export function makeApi() {
     },
 
     async identifySystem(): Promise<CommandResult> {
-      return replicationCommand('IDENTIFY_SYSTEM')
+      return replicationCommand({ kind: 'IDENTIFY_SYSTEM' })
     },
 
     async createSlot(name: string, options: CreateSlotRequest = {}): Promise<CommandResult> {
-      const snapshot = options.snapshot ? ` (SNAPSHOT ${quoteLiteral(options.snapshot)})` : ''
-      return replicationCommand(
-        `CREATE_REPLICATION_SLOT ${quoteIdent(name)}${options.temporary ? ' TEMPORARY' : ''} LOGICAL pgoutput${snapshot}`,
-      )
+      const snapshot = options.snapshot ?? 'export'
+      if (!['export', 'use', 'nothing'].includes(snapshot)) {
+        throw new PgError({ code: SqlState.invalidParameterValue, message: `unrecognized value for CREATE_REPLICATION_SLOT option "snapshot": "${snapshot}"` })
+      }
+      return replicationCommand({
+        kind: 'CREATE_REPLICATION_SLOT',
+        slot: truncateIdentifier(name),
+        temporary: options.temporary ?? false,
+        physical: false,
+        plugin: 'pgoutput',
+        snapshot,
+      })
     },
 
     async dropSlot(name: string, wait = false): Promise<void> {
-      await replicationCommand(`DROP_REPLICATION_SLOT ${quoteIdent(name)}${wait ? ' WAIT' : ''}`)
+      await replicationCommand({ kind: 'DROP_REPLICATION_SLOT', slot: truncateIdentifier(name), wait })
     },
 
     /** Streams on `port` (see shared/stream-port.ts); resolves once streaming started. */
@@ -241,27 +258,15 @@ export function makeApi() {
           session?.stop()
         }
       }
-      let command: string
       try {
-        command = startReplicationCommand(req)
+        session = await startReplication(e.db, streamRequestOf(req), writer, { durability: e.commits })
       } catch (err) {
         port.close()
         throw toPgError(err)
       }
-      const done = handleStartReplication(command, writer, e.db, {
-        mode: 'postgres',
-        durability: e.commits,
-        onSession: (s) => {
-          session = s
-          streams.set(s, writer)
-        },
-      })
-      done
-        .catch(() => {}) // already on the port as an ErrorResponse
-        .finally(() => {
-          if (session) streams.delete(session)
-          writer.finish()
-        })
+      const s = session
+      streams.set(s, writer)
+      s.done.catch(() => {}).finally(() => streams.delete(s)) // how it ended is on the port
       await writer.started
     },
 

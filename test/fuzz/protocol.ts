@@ -18,9 +18,10 @@ import { decodePgoutput } from '../../src/protocol/pgoutput-decode'
 import { ProtocolError } from '../../src/protocol/bytes'
 import { PgError } from '../../src/protocol/errors'
 import { decodeFrame, encodeFrame } from '../../src/protocol/replication-frames'
-import { installChangeTracking } from '../../src/engine/replication/change-tracker'
+import { installChangeTracking } from '../../src/engine/install'
 import { idle } from '../../src/engine/replication/exclusive'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/engine/replication/handler'
+import { handleReplicationQuery, handleStartReplication } from '../../src/wire/walsender'
+import { type ReplicationSession } from '../../src/engine/replication/session'
 import * as w from './wire-client'
 
 // ---------------------------------------------------------------- PRNG
@@ -61,7 +62,7 @@ export function caseSeed(seed: number, index: number): number {
 // ---------------------------------------------------------------- cases
 
 export type FuzzCase =
-  /** (a) handleReplicationQuery(query, db, { mode: 'postgres' }) */
+  /** (a) handleReplicationQuery(query, db) */
   | { kind: 'command'; query: string }
   /** (a) handleStartReplication(query, ...), stopped at once if it starts */
   | { kind: 'start'; query: string }
@@ -468,7 +469,7 @@ async function makeFixture(): Promise<Fixture> {
     CREATE TABLE fuzz_scratch (id int, v text);
     CREATE PUBLICATION fuzz_pub FOR ALL TABLES`)
   for (const slot of [FIXTURE.slot, FIXTURE.feedbackSlot]) {
-    const r = await handleReplicationQuery(`CREATE_REPLICATION_SLOT ${slot} LOGICAL pgoutput`, db, { mode: 'postgres' })
+    const r = await handleReplicationQuery(`CREATE_REPLICATION_SLOT ${slot} LOGICAL pgoutput`, db)
     if (!r || r[0] === 0x45) throw new Error(`fixture: cannot create slot ${slot}`)
   }
   const sentinel = (await db.query<{ string_agg: string }>(SENTINEL_SQL)).rows[0].string_agg
@@ -478,7 +479,7 @@ async function makeFixture(): Promise<Fixture> {
 type Outcome = string
 
 async function runCommand(db: PGlite, c: Extract<FuzzCase, { kind: 'command' }>, ms: number): Promise<Outcome> {
-  const reply = await deadline(handleReplicationQuery(c.query, db, { mode: 'postgres' }), ms, 'handleReplicationQuery')
+  const reply = await deadline(handleReplicationQuery(c.query, db), ms, 'handleReplicationQuery')
   if (reply === null) return 'sql'
   if (!(reply instanceof Uint8Array)) fail('reply is not bytes')
   const msgs = checkBackend(reply)
@@ -492,7 +493,6 @@ async function runStart(db: PGlite, query: string, ms: number): Promise<Outcome>
   const out: Uint8Array[] = []
   let session: ReplicationSession | null = null
   const done = handleStartReplication(query, { write: (b) => void out.push(b.slice()) }, db, {
-    mode: 'postgres',
     onSession: (s) => {
       session = s
       s.stop()
@@ -526,7 +526,6 @@ async function runFeedback(db: PGlite, c: Extract<FuzzCase, { kind: 'feedback' }
     { write: (b) => void out.push(b.slice()) },
     db,
     {
-      mode: 'postgres',
       onSession: (s) => {
         session = s
         started()
@@ -621,7 +620,7 @@ async function finalChecks(f: Fixture, ms: number): Promise<void> {
   const one = await deadline(c.query('SELECT 1'), ms, 'SELECT 1')
   if (!one.some((m) => m.tag === 'D' && w.dataRowValues(m.body)[0] === '1')) fail('SELECT 1 on a fresh session failed')
   const slot = `fuzz_check_${Date.now()}`
-  const created = await handleReplicationQuery(`CREATE_REPLICATION_SLOT ${slot} TEMPORARY LOGICAL pgoutput`, db, { mode: 'postgres' })
+  const created = await handleReplicationQuery(`CREATE_REPLICATION_SLOT ${slot} TEMPORARY LOGICAL pgoutput`, db)
   if (!created || created[0] === 0x45) fail('cannot create a check slot')
   const ins = await deadline(c.query(`INSERT INTO fuzz_scratch VALUES (-1, 'after the fuzz')`), ms, 'INSERT')
   if (!ins.some((m) => m.tag === 'C')) fail('INSERT on a fresh session failed')
@@ -640,7 +639,7 @@ async function finalChecks(f: Fixture, ms: number): Promise<void> {
       },
     },
     db,
-    { mode: 'postgres', onSession: (s) => (session = s) },
+    { onSession: (s) => (session = s) },
   )
   await deadline(got, ms, 'the committed insert to stream')
   ;(session as ReplicationSession | null)?.stop()

@@ -6,8 +6,9 @@
 
 import { PGlite } from '@electric-sql/pglite'
 import { afterEach, describe, expect, it } from 'vitest'
-import { getChangesSince, installChangeTracking } from '../../src/engine/replication/change-tracker'
-import { handleReplicationQuery } from '../../src/engine/replication/handler'
+import { getChangesSince } from '../../src/orez/change-tracker'
+import { installChangeTracking } from '../../src/engine/install'
+import { handleReplicationQuery } from '../../src/wire/walsender'
 import { idle } from '../../src/engine/replication/exclusive'
 import { pruneChangeLog, slotHorizon, stopPruning, type Retention } from '../../src/engine/replication/prune'
 import { Consumer } from '../support/consumer'
@@ -151,7 +152,7 @@ describe('change log storage', () => {
   it('prunes whole transactions only, even when the acknowledged position is inside a statement', async () => {
     const db = await open()
     await stopPruning(db)
-    await handleReplicationQuery('CREATE_REPLICATION_SLOT s LOGICAL pgoutput', db, { mode: 'postgres' })
+    await handleReplicationQuery('CREATE_REPLICATION_SLOT s LOGICAL pgoutput', db)
     await db.exec(`INSERT INTO t VALUES (1, 'a')`)
     await db.exec(`INSERT INTO t SELECT g, 'b' FROM generate_series(2, 4) g`)
     const c = new Consumer('s', { publication: 'p', ackEvery: 0 })

@@ -6,8 +6,9 @@ import { PGlite } from '@electric-sql/pglite'
 // A third-party pgoutput parser (it parses values by type OID), used as is.
 import { PgoutputParser } from 'pg-logical-replication/dist/output-plugins/pgoutput/pgoutput-parser.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { installChangeTracking } from '../../src/engine/replication/change-tracker'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/engine/replication/handler'
+import { installChangeTracking } from '../../src/engine/install'
+import { handleReplicationQuery, handleStartReplication } from '../../src/wire/walsender'
+import { type ReplicationSession } from '../../src/engine/replication/session'
 import { parseLsn } from '../../src/protocol/lsn'
 import { conformanceAvailable, golden, referenceDecoder, workload } from '../support/conformance'
 import { payloads, recordStream } from '../support/stream'
@@ -36,12 +37,11 @@ describe.skipIf(!conformanceAvailable())('conformance: workload A', () => {
     db = new PGlite()
     await installChangeTracking(db)
     for (const sql of A.setup) await db.exec(sql)
-    const slot = await handleReplicationQuery(`CREATE_REPLICATION_SLOT "${A.slot}" LOGICAL pgoutput`, db, { mode: 'postgres' })
+    const slot = await handleReplicationQuery(`CREATE_REPLICATION_SLOT "${A.slot}" LOGICAL pgoutput`, db)
     expect(slot![0]).toBe(0x54) // RowDescription, not ErrorResponse
     stream = recordStream()
     const g = golden('A.json')
     done = handleStartReplication(g.startReplication, stream.writer, db, {
-      mode: 'postgres',
       onSession: (s) => (session = s),
     })
     await stream.waitFor((f) => f.tag === 'k')

@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { formatLsn, parseLsn, type Lsn } from '../../src/protocol/lsn'
-import { installChangeTracking, type TrackingOptions } from '../../src/engine/replication/change-tracker'
+import { installChangeTracking, type TrackingOptions } from '../../src/engine/install'
 import { encodeFrame } from '../../src/protocol/replication-frames'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/engine/replication/handler'
+import { handleReplicationQuery, handleStartReplication } from '../../src/wire/walsender'
+import { type ReplicationSession } from '../../src/engine/replication/session'
 import { pruneNow } from '../../src/engine/replication/prune'
 import { Consumer } from '../support/consumer'
 import { recordStream } from '../support/stream'
@@ -44,7 +45,7 @@ async function open(dataDir: string | undefined, options: TrackingOptions = {}):
 }
 
 async function command(db: PGlite, sql: string): Promise<void> {
-  const reply = await handleReplicationQuery(sql, db, { mode: 'postgres' })
+  const reply = await handleReplicationQuery(sql, db)
   if (reply && reply[0] === 0x45) throw new Error(`${sql}: ${new TextDecoder().decode(reply.subarray(5))}`)
 }
 
@@ -330,7 +331,7 @@ describe('feedback', () => {
       `START_REPLICATION SLOT ${slot} LOGICAL 0/0 (proto_version '1', publication_names 'p')`,
       rec.writer,
       db,
-      { mode: 'postgres', keepaliveMs, onSession: (s) => (session = s) },
+      { keepaliveMs, onSession: (s) => (session = s) },
     )
     await rec.waitFor((f) => f.tag === 'k')
     return { rec, session, done }
@@ -399,7 +400,7 @@ describe('feedback', () => {
       `START_REPLICATION SLOT halt LOGICAL 0/0 (proto_version '1', publication_names 'p')`,
       rec.writer,
       db,
-      { mode: 'postgres', onSession: (s) => (session = s) },
+      { onSession: (s) => (session = s) },
     )
     await rec.waitFor((f) => f.tag === 'k')
     await db.exec(`INSERT INTO t SELECT g, 'x' FROM generate_series(1, 500) g`)

@@ -7,8 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodePgoutput } from '../../src/protocol/pgoutput-decode'
 import { parseLsn } from '../../src/protocol/lsn'
 import type { PgoutputMessage } from '../../src/protocol/pgoutput'
-import { installChangeTracking } from '../../src/engine/replication/change-tracker'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/engine/replication/handler'
+import { installChangeTracking } from '../../src/engine/install'
+import { handleReplicationQuery, handleStartReplication } from '../../src/wire/walsender'
+import { type ReplicationSession } from '../../src/engine/replication/session'
+import { handleReplicationQuery as orezReplicationQuery, handleStartReplication as orezStartReplication } from '../../src/orez/handler'
 import { golden, conformanceAvailable } from '../support/conformance'
 import { payloads, recordStream } from '../support/stream'
 
@@ -16,15 +18,14 @@ let slotCounter = 0
 
 async function openStream(db: PGlite, publication: string | null, extra = '') {
   const slot = `s${++slotCounter}`
-  const created = await handleReplicationQuery(`CREATE_REPLICATION_SLOT ${slot} LOGICAL pgoutput`, db, { mode: 'postgres' })
+  const created = await handleReplicationQuery(`CREATE_REPLICATION_SLOT ${slot} LOGICAL pgoutput`, db)
   expect(created![0]).toBe(0x54)
   const rec = recordStream()
   let session!: ReplicationSession
   const opts = publication === null ? '' : `(proto_version '1', publication_names '${publication}'${extra})`
-  const done = handleStartReplication(`START_REPLICATION SLOT ${slot} LOGICAL 0/0 ${opts}`, rec.writer, db, {
-    mode: publication === null ? 'orez' : 'postgres',
-    onSession: (s) => (session = s),
-  })
+  // Without a publication, orez's leniency streams every table.
+  const start = publication === null ? orezStartReplication : handleStartReplication
+  const done = start(`START_REPLICATION SLOT ${slot} LOGICAL 0/0 ${opts}`, rec.writer, db, { onSession: (s) => (session = s) })
   await rec.waitFor((f) => f.tag === 'k')
   return {
     rec,
@@ -185,7 +186,7 @@ describe('engine', () => {
       `START_REPLICATION SLOT ${s.slot} LOGICAL 0/0 (proto_version '1', publication_names 'p_t')`,
       rec.writer,
       db,
-      { mode: 'postgres', onSession: (x) => (session = x) },
+      { onSession: (x) => (session = x) },
     )
     await rec.waitFor((f) => f.tag === 'k')
     // Without an ack the first transaction is streamed again (the slot did not confirm it).
@@ -203,7 +204,7 @@ describe('engine', () => {
       `START_REPLICATION SLOT ${s.slot} LOGICAL 0/0 (proto_version '1', publication_names 'p_t')`,
       rec3.writer,
       db,
-      { mode: 'postgres', onSession: (x) => (s3 = x) },
+      { onSession: (x) => (s3 = x) },
     )
     await rec3.waitFor((f) => f.tag === 'k' && f.walEnd >= parseLsn(lsn)!)
     const values = payloads(rec3)
@@ -215,7 +216,7 @@ describe('engine', () => {
   })
 
   it('answers bad commands with PostgreSQL error codes and executes nothing', async () => {
-    const q = (sql: string) => handleReplicationQuery(sql, db, { mode: 'postgres' })
+    const q = (sql: string) => handleReplicationQuery(sql, db)
     await q('CREATE_REPLICATION_SLOT dup LOGICAL pgoutput')
     expect(errorCode(await q('CREATE_REPLICATION_SLOT dup LOGICAL pgoutput'))).toBe('42710')
     expect(errorCode(await q('DROP_REPLICATION_SLOT no_such_slot'))).toBe('42704')
@@ -225,7 +226,7 @@ describe('engine', () => {
     expect((await db.query(`SELECT count(*)::int AS n FROM t`)).rows[0]).toMatchObject({ n: expect.any(Number) })
     const start = async (sql: string) => {
       const rec = recordStream()
-      await handleStartReplication(sql, rec.writer, db, { mode: 'postgres' }).catch(() => {})
+      await handleStartReplication(sql, rec.writer, db).catch(() => {})
       return errorCode(rec.messages[0])
     }
     expect(await start(`START_REPLICATION SLOT no_such_slot LOGICAL 0/0 (proto_version '1', publication_names 'p_t')`)).toBe('42704')
@@ -252,10 +253,11 @@ describe('engine', () => {
       }
       return out
     }
-    const q = (sql: string) => handleReplicationQuery(sql, db, { mode: 'postgres' })
+    const q = (sql: string) => handleReplicationQuery(sql, db)
     expect(fields((await q('IDENTIFY_SYSTEM'))!)).toEqual(g.IDENTIFY_SYSTEM.results[0].fields)
     expect(fields((await q('SHOW wal_level'))!)).toEqual(g.SHOW_wal_level.results[0].fields)
-    expect(fields((await q(`SELECT current_setting('wal_level')`))!)).toEqual(
+    // SQL on a replication connection runs in the backend, where the shim answers it (orez's handler runs it there too).
+    expect(fields((await orezReplicationQuery(`SELECT current_setting('wal_level')`, db))!)).toEqual(
       g.select_current_setting_wal_level.replicationConnection.results[0].fields,
     )
     expect(fields((await q('CREATE_REPLICATION_SLOT shape LOGICAL pgoutput NOEXPORT_SNAPSHOT'))!)).toEqual(
@@ -279,11 +281,11 @@ describe('slots in use', () => {
     const s = await openStream(db, 'p')
     const rec = recordStream()
     await expect(
-      handleStartReplication(`START_REPLICATION SLOT ${s.slot} LOGICAL 0/0 (proto_version '1', publication_names 'p')`, rec.writer, db, { mode: 'postgres' }),
+      handleStartReplication(`START_REPLICATION SLOT ${s.slot} LOGICAL 0/0 (proto_version '1', publication_names 'p')`, rec.writer, db),
     ).rejects.toMatchObject({ code: '55006' })
-    expect(errorCode(await handleReplicationQuery(`DROP_REPLICATION_SLOT ${s.slot}`, db, { mode: 'postgres' }))).toBe('55006')
+    expect(errorCode(await handleReplicationQuery(`DROP_REPLICATION_SLOT ${s.slot}`, db))).toBe('55006')
     let dropped = false
-    const drop = handleReplicationQuery(`DROP_REPLICATION_SLOT ${s.slot} WAIT`, db, { mode: 'postgres' }).then((r) => {
+    const drop = handleReplicationQuery(`DROP_REPLICATION_SLOT ${s.slot} WAIT`, db).then((r) => {
       dropped = true
       return r
     })

@@ -3,8 +3,9 @@
 
 import { PGlite } from '@electric-sql/pglite'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { installChangeTracking } from '../../src/engine/replication/change-tracker'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/engine/replication/handler'
+import { installChangeTracking } from '../../src/engine/install'
+import { handleReplicationQuery, handleStartReplication } from '../../src/wire/walsender'
+import { type ReplicationSession } from '../../src/engine/replication/session'
 import { positionLsn } from '../../src/engine/replication/positions'
 import { GroupCommit } from '../../src/worker/storage/group-commit'
 import { run } from '../../src/engine/replication/exclusive'
@@ -124,14 +125,14 @@ describe('group commit', () => {
   it('a stream carries a commit only after a flush made it durable', async () => {
     const { f, gc } = gatedCommit(db)
     await db.exec('CREATE PUBLICATION p FOR ALL TABLES')
-    await handleReplicationQuery('CREATE_REPLICATION_SLOT gated LOGICAL pgoutput', db, { mode: 'postgres' })
+    await handleReplicationQuery('CREATE_REPLICATION_SLOT gated LOGICAL pgoutput', db)
     const rec = recordStream()
     let session!: ReplicationSession
     const done = handleStartReplication(
       `START_REPLICATION SLOT gated LOGICAL 0/0 (proto_version '1', publication_names 'p')`,
       rec.writer,
       db,
-      { mode: 'postgres', durability: gc, keepaliveMs: 100, onSession: (s) => (session = s) },
+      { durability: gc, keepaliveMs: 100, onSession: (s) => (session = s) },
     )
     await rec.waitFor((f) => f.tag === 'k')
     await db.query('INSERT INTO t VALUES (42)')

@@ -13,9 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodePgoutput } from '../../src/protocol/pgoutput-decode'
 import type { PgoutputMessage } from '../../src/protocol/pgoutput'
 import { decodeFrame } from '../../src/protocol/replication-frames'
-import { installChangeTracking } from '../../src/engine/replication/change-tracker'
+import { installChangeTracking } from '../../src/engine/install'
 import { truncateIdentifier } from '../../src/engine/replication/commands'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/engine/replication/handler'
+import { handleReplicationQuery, handleStartReplication } from '../../src/wire/walsender'
+import { type ReplicationSession } from '../../src/engine/replication/session'
 import * as w from '../fuzz/wire-client'
 
 const INJECTION = `x'); DROP TABLE canary; --`
@@ -60,7 +61,7 @@ describe('hostile identifiers', () => {
     await db.close()
   })
 
-  const q = (sql: string) => handleReplicationQuery(sql, db, { mode: 'postgres' })
+  const q = (sql: string) => handleReplicationQuery(sql, db)
 
   it('invalid slot names fail with the SQLSTATE PostgreSQL 15 answers; nothing runs', async () => {
     const cases: [string, string][] = [
@@ -105,7 +106,7 @@ describe('hostile identifiers', () => {
         `START_REPLICATION SLOT ${name} LOGICAL 0/0 (proto_version '1', publication_names 'p')`,
         { write: (b) => void out.push(b) },
         db,
-        { mode: 'postgres' },
+        {},
       ).catch((e) => e)
       expect(err.code).toBe('42704')
       expect(errorCode(out[0])).toBe('42704')
@@ -120,7 +121,6 @@ describe('hostile identifiers', () => {
     const start = async (options: string) => {
       const out: Uint8Array[] = []
       const err = await handleStartReplication(`START_REPLICATION SLOT hostile_opts LOGICAL 0/0 (${options})`, { write: (b) => void out.push(b) }, db, {
-        mode: 'postgres',
         onSession: (s) => s.stop(),
       }).catch((e) => e)
       return err?.code ?? 'streamed'
@@ -234,7 +234,7 @@ async function stream(db: PGlite, slot: string, publication: string, inserts: nu
       },
     },
     db,
-    { mode: 'postgres', onSession: (s) => (session = s) },
+    { onSession: (s) => (session = s) },
   )
   await got
   ;(session as ReplicationSession | null)?.stop()

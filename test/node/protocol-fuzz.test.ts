@@ -6,9 +6,9 @@
 import { PGlite } from '@electric-sql/pglite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { encodeFrame } from '../../src/protocol/replication-frames'
-import { installChangeTracking } from '../../src/engine/replication/change-tracker'
+import { installChangeTracking } from '../../src/engine/install'
 import { idle } from '../../src/engine/replication/exclusive'
-import { handleReplicationQuery } from '../../src/engine/replication/handler'
+import { handleReplicationQuery } from '../../src/wire/walsender'
 import { runProtocolFuzz } from '../fuzz/protocol'
 import * as w from '../fuzz/wire-client'
 
@@ -150,7 +150,7 @@ describe('wire session regressions found by the protocol fuzz', () => {
   })
 
   it("handleReplicationQuery's wal_level shim rolls back a transaction block the query leaves open (it stalled the engine)", async () => {
-    const reply = await handleReplicationQuery(`SELECT current_setting('wal_level'); BEGIN`, db, { mode: 'postgres' })
+    const reply = await handleReplicationQuery(`SELECT current_setting('wal_level'); BEGIN`, db)
     const m = w.splitBackend(reply!)
     expect(tags(m)).toBe('TDCCE')
     expect(codes(m)).toEqual(['0A000'])

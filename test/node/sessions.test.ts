@@ -13,7 +13,7 @@ import postgres from 'postgres'
 import { LogicalReplicationService, PgoutputPlugin } from 'pg-logical-replication'
 import { afterAll, describe, expect, it } from 'vitest'
 import { listen, type TcpServer } from '../../src/node/server'
-import { installChangeTracking } from '../../src/engine/replication/change-tracker'
+import { installChangeTracking } from '../../src/engine/install'
 
 const dirs: string[] = []
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))

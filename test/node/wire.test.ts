@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodePgoutput } from '../../src/protocol/pgoutput-decode'
 import type { PgoutputMessage } from '../../src/protocol/pgoutput'
 import { listen, type TcpServer } from '../../src/node/server'
-import { installChangeTracking } from '../../src/engine/replication/change-tracker'
+import { installChangeTracking } from '../../src/engine/install'
 
 const run = promisify(execFile)
 const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin'

@@ -8,7 +8,8 @@ import { decodePgoutput } from '../../src/protocol/pgoutput-decode'
 import { formatLsn, type Lsn } from '../../src/protocol/lsn'
 import type { PgoutputMessage, Tuple } from '../../src/protocol/pgoutput'
 import { encodeFrame } from '../../src/protocol/replication-frames'
-import { handleStartReplication, type ReplicationSession } from '../../src/engine/replication/handler'
+import { handleStartReplication } from '../../src/wire/walsender'
+import { type ReplicationSession } from '../../src/engine/replication/session'
 import { recordStream } from './stream'
 
 type Row = (string | null)[]
@@ -62,7 +63,6 @@ export class Consumer {
       rec.writer,
       db,
       {
-        mode: 'postgres',
         onSession: (s) => {
           this.session = s
           ready()

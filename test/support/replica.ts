@@ -9,8 +9,9 @@ import { decodePgoutput } from '../../src/protocol/pgoutput-decode'
 import { ReplicaApplier, type ApplyTarget } from '../../src/client/replica/apply'
 import { formatLsn, type Lsn } from '../../src/protocol/lsn'
 import { decodeFrame, encodeFrame } from '../../src/protocol/replication-frames'
-import { installChangeTracking } from '../../src/engine/replication/change-tracker'
-import { handleReplicationQuery, handleStartReplication, type ReplicationSession } from '../../src/engine/replication/handler'
+import { installChangeTracking } from '../../src/engine/install'
+import { handleReplicationQuery, handleStartReplication } from '../../src/wire/walsender'
+import { type ReplicationSession } from '../../src/engine/replication/session'
 import { positionLsn } from '../../src/engine/replication/positions'
 
 /**
@@ -24,7 +25,7 @@ export async function streamInto(
 ): Promise<StreamedReplica> {
   await installChangeTracking(primary)
   await primary.exec(`${names.setupSql ?? ''} CREATE PUBLICATION "${names.publication}" FOR ALL TABLES;`)
-  const reply = await handleReplicationQuery(`CREATE_REPLICATION_SLOT "${names.slot}" LOGICAL pgoutput`, primary, { mode: 'postgres' })
+  const reply = await handleReplicationQuery(`CREATE_REPLICATION_SLOT "${names.slot}" LOGICAL pgoutput`, primary, {})
   if (reply?.[0] === 0x45) throw new Error(`CREATE_REPLICATION_SLOT failed: ${new TextDecoder().decode(reply.subarray(5))}`)
   const stream = new StreamedReplica(primary, replica, names.slot, names.publication)
   await stream.start()
@@ -73,7 +74,6 @@ export class StreamedReplica {
       { write: (data) => this.onWire(data) },
       this.primary,
       {
-        mode: 'postgres',
         onSession: (s) => {
           this.session = s
           ready()

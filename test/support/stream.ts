@@ -1,7 +1,7 @@
 // A ReplicationWriter that records wire messages and lets tests await frames.
 
 import { decodeFrame, type ReplicationFrame } from '../../src/protocol/replication-frames'
-import type { ReplicationWriter } from '../../src/engine/replication/handler'
+import type { ReplicationWriter } from '../../src/orez/handler'
 
 export interface Recorded {
   writer: ReplicationWriter

@@ -51,6 +51,10 @@ CREATE SCHEMA IF NOT EXISTS _tabgres_sql;
 
 CREATE SEQUENCE IF NOT EXISTS _tabgres.change_seq;
 
+-- Table names (LIKE patterns) never captured: installChangeTracking's
+-- excludeTables, set each time the database opens (orez excludes its _zero_ tables).
+CREATE TABLE IF NOT EXISTS _tabgres.excluded_tables (pattern text PRIMARY KEY);
+
 -- One row per capturing statement (a TRUNCATE or a message is a statement of
 -- one change): its n changes have the sequence numbers first_seq ..
 -- first_seq + n - 1, in the order of the arrays' elements. Each array is NULL
@@ -402,7 +406,7 @@ LANGUAGE sql STABLE AS $$
     WHERE c.oid = rel AND c.relkind IN ('r', 'p') AND c.relpersistence = 'p'
       AND n.nspname NOT IN ('pg_catalog', 'information_schema', '_tabgres', '_tabgres_sql')
       AND n.nspname NOT LIKE 'pg\\_%'
-      AND c.relname NOT LIKE '\\_zero\\_%')
+      AND NOT EXISTS (SELECT 1 FROM _tabgres.excluded_tables e WHERE c.relname LIKE e.pattern))
 $$;
 
 -- Installs the capture triggers on one table (idempotent) and records its shape.

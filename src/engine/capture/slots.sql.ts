@@ -216,12 +216,6 @@ CREATE OR REPLACE FUNCTION pg_catalog.pg_replication_slot_advance(
   slot_name name, upto_lsn pg_lsn, OUT slot_name name, OUT end_lsn pg_lsn)
 LANGUAGE sql STRICT VOLATILE AS $$ SELECT $1, _tabgres.advance_slot($1, $2) $$;
 
--- The ancestor's (orez) view, kept for its clients.
-CREATE OR REPLACE VIEW public._zero_replication_slots AS
-  SELECT slot_name, plugin, 'logical'::text AS slot_type, current_database()::text AS database, temporary,
-         restart_lsn::text AS restart_lsn, confirmed_flush_lsn::text AS confirmed_flush_lsn, 'reserved'::text AS wal_status,
-         created_at
-    FROM _tabgres.slot_records();
 `
 
 /** Slots an older version kept in a table, read once into the slot file; then the table goes. */

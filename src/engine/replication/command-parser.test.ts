@@ -72,29 +72,28 @@ describe('parseReplicationCommand', () => {
 describe('parseStartOptions', () => {
   const opts = (o: Record<string, string | null>) => new Map(Object.entries(o))
   it('errors as PostgreSQL 15 pgoutput', () => {
-    expect(code(() => parseStartOptions(opts({ publication_names: 'x' }), false))).toBe('0A000')
-    expect(() => parseStartOptions(opts({ publication_names: 'x' }), false)).toThrow(
+    expect(code(() => parseStartOptions(opts({ publication_names: 'x' })))).toBe('0A000')
+    expect(() => parseStartOptions(opts({ publication_names: 'x' }))).toThrow(
       'client sent proto_version=0 but we only support protocol 1 or higher',
     )
-    expect(() => parseStartOptions(opts({ proto_version: '99', publication_names: 'x' }), false)).toThrow(
+    expect(() => parseStartOptions(opts({ proto_version: '99', publication_names: 'x' }))).toThrow(
       'client sent proto_version=99 but we only support protocol 3 or lower',
     )
-    expect(code(() => parseStartOptions(opts({ proto_version: '2', publication_names: 'x' }), false))).toBe('0A000')
-    expect(() => parseStartOptions(opts({ proto_version: '1' }), false)).toThrow('publication_names parameter missing')
-    expect(code(() => parseStartOptions(opts({ proto_version: '1' }), false))).toBe('22023')
-    expect(code(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: 'true' }), false))).toBe('0A000')
-    expect(code(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', messages: 'maybe' }), false))).toBe('22023')
-    expect(code(() => parseStartOptions(opts({ proto_version: 'one', publication_names: 'x' }), false))).toBe('22023')
-    expect(code(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', streaming: 'on' }), false))).toBe('0A000')
+    expect(code(() => parseStartOptions(opts({ proto_version: '2', publication_names: 'x' })))).toBe('0A000')
+    expect(() => parseStartOptions(opts({ proto_version: '1' }))).toThrow('publication_names parameter missing')
+    expect(code(() => parseStartOptions(opts({ proto_version: '1' })))).toBe('22023')
+    expect(code(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: 'true' })))).toBe('0A000')
+    expect(code(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', messages: 'maybe' })))).toBe('22023')
+    expect(code(() => parseStartOptions(opts({ proto_version: 'one', publication_names: 'x' })))).toBe('22023')
+    expect(code(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', streaming: 'on' })))).toBe('0A000')
   })
 
   it('accepts what PostgreSQL accepts', () => {
-    expect(parseStartOptions(opts({ proto_version: '1', publication_names: 'a, "B c",D', messages: 'on', binary: 'false' }), false)).toEqual({
+    expect(parseStartOptions(opts({ proto_version: '1', publication_names: 'a, "B c",D', messages: 'on', binary: 'false' }))).toEqual({
       protoVersion: 1,
       publications: ['a', 'B c', 'd'],
       messages: true,
     })
-    expect(parseStartOptions(new Map(), true)).toEqual({ protoVersion: 1, publications: null, messages: false })
   })
 
   it('splitIdentifiers', () => {

@@ -395,7 +395,7 @@ describe('hostile input is data or a clean syntax error, never SQL', () => {
     const c = start(`START_REPLICATION SLOT s LOGICAL 0/0 (publication_names 'a''); DROP TABLE t; --')`)
     expect(c.options.get('publication_names')).toBe(`a'); DROP TABLE t; --`)
     // ...and pgoutput rejects it as a publication list
-    const e = pgError(() => parseStartOptions(c.options.set('proto_version', '1'), false))
+    const e = pgError(() => parseStartOptions(c.options.set('proto_version', '1')))
     expect(e.message).toBe('invalid publication_names syntax')
   })
 
@@ -420,12 +420,12 @@ describe('hostile input is data or a clean syntax error, never SQL', () => {
 describe('parseStartOptions', () => {
   it('accepts protocol 1 with publications and messages', () => {
     expect(PROTO_VERSION).toBe(1)
-    expect(parseStartOptions(opts({ proto_version: '1', publication_names: 'a,b', messages: 'true' }), false)).toEqual({
+    expect(parseStartOptions(opts({ proto_version: '1', publication_names: 'a,b', messages: 'true' }))).toEqual({
       protoVersion: 1,
       publications: ['a', 'b'],
       messages: true,
     })
-    expect(parseStartOptions(opts({ publication_names: 'a', proto_version: '1' }), false)).toEqual({
+    expect(parseStartOptions(opts({ publication_names: 'a', proto_version: '1' }))).toEqual({
       protoVersion: 1,
       publications: ['a'],
       messages: false,
@@ -433,25 +433,25 @@ describe('parseStartOptions', () => {
   })
 
   it('missing proto_version: 0A000, as PostgreSQL 15', () => {
-    const e = pgError(() => parseStartOptions(opts({ publication_names: 'x' }), false))
+    const e = pgError(() => parseStartOptions(opts({ publication_names: 'x' })))
     expect(e.code).toBe('0A000')
     expect(e.message).toBe('client sent proto_version=0 but we only support protocol 1 or higher')
   })
 
   it("proto_version '0': 0A000 too", () => {
-    const e = pgError(() => parseStartOptions(opts({ proto_version: '0', publication_names: 'x' }), false))
+    const e = pgError(() => parseStartOptions(opts({ proto_version: '0', publication_names: 'x' })))
     expect([e.code, e.message]).toEqual(['0A000', 'client sent proto_version=0 but we only support protocol 1 or higher'])
   })
 
   it("proto_version '99': 0A000 ... protocol 3 or lower", () => {
-    const e = pgError(() => parseStartOptions(opts({ proto_version: '99', publication_names: 'x' }), false))
+    const e = pgError(() => parseStartOptions(opts({ proto_version: '99', publication_names: 'x' })))
     expect(e.code).toBe('0A000')
     expect(e.message).toBe('client sent proto_version=99 but we only support protocol 3 or lower')
   })
 
   it('proto_version 2 and 3 are valid PostgreSQL versions that tabgres does not implement', () => {
     for (const v of ['2', '3']) {
-      const e = pgError(() => parseStartOptions(opts({ proto_version: v, publication_names: 'x' }), false))
+      const e = pgError(() => parseStartOptions(opts({ proto_version: v, publication_names: 'x' })))
       expect(e.code).toBe('0A000')
       expect(e.message).toBe(`client sent proto_version=${v} but tabgres only supports protocol 1`)
     }
@@ -459,23 +459,23 @@ describe('parseStartOptions', () => {
 
   it('non-numeric proto_version is 22023 invalid proto_version', () => {
     for (const v of ['one', '1.0', '-1', '', null, '99999999999']) {
-      const e = pgError(() => parseStartOptions(new Map([['proto_version', v], ['publication_names', 'x']]), false))
+      const e = pgError(() => parseStartOptions(new Map([['proto_version', v], ['publication_names', 'x']])))
       expect([e.code, e.message], String(v)).toEqual(['22023', 'invalid proto_version'])
     }
   })
 
   it('missing publication_names: 22023', () => {
-    const e = pgError(() => parseStartOptions(opts({ proto_version: '1' }), false))
+    const e = pgError(() => parseStartOptions(opts({ proto_version: '1' })))
     expect(e.code).toBe('22023')
     expect(e.message).toBe('publication_names parameter missing')
   })
 
   it("binary 'true' is 0A000; binary 'false' is accepted", () => {
-    const e = pgError(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: 'true' }), false))
+    const e = pgError(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: 'true' })))
     expect(e.code).toBe('0A000')
     expect(e.hint).toBeDefined()
-    expect(pgError(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: null }), false)).code).toBe('0A000')
-    expect(parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: 'false' }), false).protoVersion).toBe(1)
+    expect(pgError(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: null }))).code).toBe('0A000')
+    expect(parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: 'false' })).protoVersion).toBe(1)
   })
 
   it('messages takes PostgreSQL booleans; an absent value means true', () => {
@@ -483,54 +483,44 @@ describe('parseStartOptions', () => {
       ['true', true], ['on', true], ['yes', true], ['1', true], ['t', true], ['TRUE', true], [null, true],
       ['false', false], ['off', false], ['no', false], ['0', false], ['f', false], ['Off', false],
     ] as [string | null, boolean][]) {
-      expect(parseStartOptions(new Map([['proto_version', '1'], ['publication_names', 'x'], ['messages', v]]), false).messages, String(v)).toBe(want)
+      expect(parseStartOptions(new Map([['proto_version', '1'], ['publication_names', 'x'], ['messages', v]])).messages, String(v)).toBe(want)
     }
-    const e = pgError(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', messages: 'maybe' }), false))
+    const e = pgError(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', messages: 'maybe' })))
     expect([e.code, e.message]).toEqual(['22023', 'messages requires a Boolean value'])
   })
 
   it('streaming and two_phase: off accepted, on is 0A000 naming the needed version', () => {
     const base = { proto_version: '1', publication_names: 'x' }
-    expect(parseStartOptions(opts({ ...base, streaming: 'off', two_phase: 'false' }), false).protoVersion).toBe(1)
-    const s = pgError(() => parseStartOptions(opts({ ...base, streaming: 'on' }), false))
+    expect(parseStartOptions(opts({ ...base, streaming: 'off', two_phase: 'false' })).protoVersion).toBe(1)
+    const s = pgError(() => parseStartOptions(opts({ ...base, streaming: 'on' })))
     expect([s.code, s.message]).toEqual(['0A000', 'requested proto_version=1 does not support streaming, need 2 or higher'])
-    const p = pgError(() => parseStartOptions(opts({ ...base, streaming: 'parallel' }), false))
+    const p = pgError(() => parseStartOptions(opts({ ...base, streaming: 'parallel' })))
     expect([p.code, p.message]).toEqual(['0A000', 'requested proto_version=1 does not support parallel streaming, need 4 or higher'])
-    const t = pgError(() => parseStartOptions(opts({ ...base, two_phase: 'on' }), false))
+    const t = pgError(() => parseStartOptions(opts({ ...base, two_phase: 'on' })))
     expect([t.code, t.message]).toEqual(['0A000', 'requested proto_version=1 does not support two-phase commit, need 3 or higher'])
   })
 
   it("origin 'any' / 'none' accepted, other values 22023", () => {
     const base = { proto_version: '1', publication_names: 'x' }
-    expect(parseStartOptions(opts({ ...base, origin: 'any' }), false).protoVersion).toBe(1)
-    expect(parseStartOptions(opts({ ...base, origin: 'NONE' }), false).protoVersion).toBe(1)
-    expect(pgError(() => parseStartOptions(opts({ ...base, origin: 'local' }), false)).code).toBe('22023')
+    expect(parseStartOptions(opts({ ...base, origin: 'any' })).protoVersion).toBe(1)
+    expect(parseStartOptions(opts({ ...base, origin: 'NONE' })).protoVersion).toBe(1)
+    expect(pgError(() => parseStartOptions(opts({ ...base, origin: 'local' }))).code).toBe('22023')
   })
 
   it('unknown options are rejected', () => {
-    const e = pgError(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', bogus: '1' }), false))
+    const e = pgError(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', bogus: '1' })))
     expect(e.message).toBe('unrecognized pgoutput option: bogus')
   })
 
-  it('lenient mode with no options: protocol 1, publications null', () => {
-    expect(parseStartOptions(new Map(), true)).toEqual({ protoVersion: 1, publications: null, messages: false })
-  })
-
-  it('lenient mode still validates options that are given', () => {
-    expect(parseStartOptions(opts({ proto_version: '1' }), true)).toEqual({ protoVersion: 1, publications: null, messages: false })
-    expect(pgError(() => parseStartOptions(opts({ publication_names: 'x' }), true)).code).toBe('0A000')
-    expect(pgError(() => parseStartOptions(opts({ proto_version: '1', binary: 'true' }), true)).code).toBe('0A000')
-  })
-
   it('strict mode with no options is 0A000 proto_version=0', () => {
-    expect(pgError(() => parseStartOptions(new Map(), false)).message).toBe(
+    expect(pgError(() => parseStartOptions(new Map())).message).toBe(
       'client sent proto_version=0 but we only support protocol 1 or higher',
     )
   })
 
   it('works on the Map that parseReplicationCommand produces', () => {
     const c = start(`START_REPLICATION SLOT "s" LOGICAL 0/16B3748 ("proto_version" '1', publication_names 'a,b', messages 'true')`)
-    expect(parseStartOptions(c.options, false)).toEqual({ protoVersion: 1, publications: ['a', 'b'], messages: true })
+    expect(parseStartOptions(c.options)).toEqual({ protoVersion: 1, publications: ['a', 'b'], messages: true })
   })
 })
 

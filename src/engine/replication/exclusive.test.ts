@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite'
 import { expect, it } from 'vitest'
-import { installChangeTracking } from './change-tracker'
+import { installChangeTracking } from '../install'
 import { run } from './exclusive'
 import { pruneNow, stopPruning } from './prune'
 

@@ -4,7 +4,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest'
 import { PGlite } from '@electric-sql/pglite'
 import { parseRecord, parseRecordAt } from './record'
-import { installChangeTracking } from './change-tracker'
+import { installChangeTracking } from '../install'
 
 describe('parseRecord (hand-written literals)', () => {
   it('the example from the module docs', () => {

@@ -13,11 +13,11 @@
 
 import type { PGlite } from '@electric-sql/pglite'
 import { ByteWriter, ProtocolError } from '../../protocol/bytes'
-import { PgError, toPgError } from '../../protocol/errors'
+import { PgError, toPgError, type PgErrorFields } from '../../protocol/errors'
 import type { Lsn } from '../../protocol/lsn'
 import { MESSAGE_TRANSACTIONAL, pgTimestampFromDate, type PgoutputMessage } from '../../protocol/pgoutput'
 import { decodeFrame, encodeFrame } from '../../protocol/replication-frames'
-import { copyData, copyDone, commandComplete, errorResponse } from '../../protocol/backend'
+import { copyData } from '../../protocol/backend'
 import { writePgoutput } from '../../protocol/pgoutput-encode'
 import { CatalogHistory, isPublished, type Action, type RelationShape } from './catalog'
 import { BUSY, backoff, idle, readWhenIdle } from './exclusive'
@@ -28,10 +28,22 @@ import { batchSql, parseBatch, resumePoint, type ChangeRow } from './reader'
 import { schedulePrune } from './prune'
 import { acquireSlot, releaseSlot } from './slots'
 import { backendOf } from '../backend/backend'
-import { missingPublication, noSuchPublication } from './handler'
+import { missingPublication, noSuchPublication } from './publications'
 
-export interface ReplicationWriter {
-  write(data: Uint8Array): void
+/**
+ * Where a stream goes: a wire session (wire/walsender.ts turns it into
+ * protocol messages) or a MessagePort (worker/transport/port-writer.ts).
+ */
+export interface StreamSink {
+  /** START_REPLICATION was accepted: the copy-both stream begins (before any frame). */
+  start(): void
+  /** One CopyData message carrying XLogData or a primary keepalive, encoded whole. */
+  frame(copyData: Uint8Array): void
+  /**
+   * The stream is over, once, after the slot was released: the client ended
+   * the copy (CopyDone), it was stopped, or it failed.
+   */
+  end(outcome: StreamOutcome): void
   /**
    * Backpressure: the session awaits this before each read of the change log,
    * so a slow consumer holds at most its transport's window plus one batch.
@@ -40,6 +52,8 @@ export interface ReplicationWriter {
   /** Send what was written now, not when the transport would batch it (the release of held frames). */
   flush?(): void
 }
+
+export type StreamOutcome = { kind: 'copy-done' } | { kind: 'stopped' } | { kind: 'error'; error: PgErrorFields }
 
 /**
  * Where durability stands, for storage that flushes after commit (IndexedDB
@@ -55,7 +69,7 @@ export interface DurabilityGate {
   durable(): Promise<void>
 }
 
-export interface StreamOptions {
+export interface SessionOptions {
   slot: string
   /** The streaming session's process id (pg_replication_slots.active_pid). */
   pid: number
@@ -126,8 +140,8 @@ export class ReplicationSession {
 
   constructor(
     private readonly db: PGlite,
-    private readonly writer: ReplicationWriter,
-    private readonly opts: StreamOptions,
+    private readonly sink: StreamSink,
+    private readonly opts: SessionOptions,
   ) {
     this.pid = opts.pid
     // Throws 55006 if another session streams from the slot. `done` is read by
@@ -135,7 +149,16 @@ export class ReplicationSession {
     acquireSlot(db, opts.slot, this)
     const start = opts.startLsn > opts.confirmedFlush ? opts.startLsn : opts.confirmedFlush
     this.threshold = seqAtOrBelow(start)
-    this.done = this.run().finally(() => this.cleanup())
+    // The sink hears of the end once the slot is free again.
+    this.done = this.run()
+      .finally(() => this.cleanup())
+      .then(
+        () => sink.end(this.copyDoneReceived ? { kind: 'copy-done' } : { kind: 'stopped' }),
+        (e) => {
+          sink.end({ kind: 'error', error: toPgError(e).toFields() })
+          throw e
+        },
+      )
   }
 
   /** A CopyData payload from the client (standby status update, feedback). */
@@ -180,7 +203,7 @@ export class ReplicationSession {
       const wait = new Promise<void>((r) => (confirmed = r))
       this.finishing = { confirmed }
       this.keepalive(true, true)
-      this.writer.flush?.()
+      this.sink.flush?.()
       let timer: ReturnType<typeof setTimeout> | undefined
       await Promise.race([wait, this.done.catch(() => {}), new Promise<void>((r) => (timer = setTimeout(r, boundMs)))])
       clearTimeout(timer)
@@ -241,15 +264,10 @@ export class ReplicationSession {
       // Frames of commits that never became durable while the stream ran
       // are dropped: the consumer has not seen (nor acknowledged) them.
       this.held = []
-      if (this.copyDoneReceived) {
-        this.keepalive(true, false)
-        this.writer.write(copyDone())
-        this.writer.write(commandComplete('COPY 0'))
-      }
+      // The walsender's last word before its CopyDone (the sink sends that).
+      if (this.copyDoneReceived) this.keepalive(true, false)
     } catch (e) {
       if (this.db.closed) return
-      // The walsender ends the stream with an ErrorResponse.
-      this.writer.write(errorResponse(toPgError(e)))
       throw e
     } finally {
       clearInterval(timer)
@@ -276,7 +294,7 @@ export class ReplicationSession {
     for (;;) {
       // Read ahead of durability by one batch at most: the release wakes us.
       if (this.held.length > 0) return this.idleKeepalive(this.opts.durability!.position())
-      await this.writer.drain?.()
+      await this.sink.drain?.()
       if (this.stopped || this.finishing || this.db.closed) return
       const sets = await readWhenIdle(this.db, this.catalog.refreshSql() + batchSql(this.afterSeq, limit))
       if (sets === BUSY) {
@@ -409,7 +427,7 @@ export class ReplicationSession {
   }
 
   private written(bytes: Uint8Array, commit?: Lsn): void {
-    this.writer.write(bytes)
+    this.sink.frame(bytes)
     if (commit !== undefined) this.sentCommit = commit
   }
 
@@ -433,14 +451,14 @@ export class ReplicationSession {
     if (n === 0) return
     this.held.splice(0, n)
     // Durable from this moment: out now, ahead of whatever else the flush's completion wakes.
-    this.writer.flush?.()
+    this.sink.flush?.()
   }
 
   private keepalive(force: boolean, replyRequested: boolean, at?: Lsn): void {
     const lsn = at ?? (this.lastKeepaliveLsn < 0n ? positionLsn(this.afterSeq) : this.lastKeepaliveLsn)
     if (!force && !replyRequested && lsn === this.lastKeepaliveLsn) return
     this.lastKeepaliveLsn = lsn
-    this.writer.write(copyData(encodeFrame({ tag: 'k', walEnd: lsn, clock: pgNow(), replyRequested })))
+    this.sink.frame(copyData(encodeFrame({ tag: 'k', walEnd: lsn, clock: pgNow(), replyRequested })))
   }
 
   /**

@@ -61,7 +61,7 @@ export function splitIdentifiers(list: string): string[] {
   }
 }
 
-export function parseStartOptions(opts: Map<string, string | null>, lenient: boolean): StartOptions {
+export function parseStartOptions(opts: Map<string, string | null>): StartOptions {
   let protoVersion: number | null = null
   let publications: string[] | null = null
   let messages = false
@@ -116,7 +116,6 @@ export function parseStartOptions(opts: Map<string, string | null>, lenient: boo
         throw new PgError({ code: SqlState.invalidParameterValue, message: `unrecognized pgoutput option: ${name}` })
     }
   }
-  if (lenient && opts.size === 0) return { protoVersion: PROTO_VERSION, publications: null, messages: false }
   const v = protoVersion ?? 0
   if (v < 1) {
     throw new PgError({ code: SqlState.featureNotSupported, message: `client sent proto_version=${v} but we only support protocol 1 or higher` })
@@ -131,7 +130,6 @@ export function parseStartOptions(opts: Map<string, string | null>, lenient: boo
     })
   }
   if (publications === null) {
-    if (lenient) return { protoVersion: v, publications: null, messages }
     throw new PgError({ code: SqlState.invalidParameterValue, message: 'publication_names parameter missing' })
   }
   return { protoVersion: v, publications, messages }

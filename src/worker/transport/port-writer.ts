@@ -1,20 +1,14 @@
-// A replication stream's wire messages onto a MessagePort (see
-// ../../shared/stream-port.ts): CopyData messages are batched, one
-// postMessage per burst with every buffer transferred, and held back once the
-// page has a window's worth of unconsumed bytes (the session then waits in
-// drain(), so a slow page never makes the worker buffer without bound).
+// A replication stream onto a MessagePort (see ../../protocol/stream-port.ts):
+// its CopyData frames are batched, one postMessage per burst with every
+// buffer transferred, and held back once the page has a window's worth of
+// unconsumed bytes (the session then waits in drain(), so a slow page never
+// makes the worker buffer without bound).
 
 import { PgError } from '../../protocol/errors'
-import { decodeBackendMessages } from '../../protocol/backend-decode'
 import { DEFAULT_STREAM_WINDOW, type WorkerToPage } from '../../protocol/stream-port'
-import type { ReplicationWriter } from '../../engine/replication/session'
+import type { StreamOutcome, StreamSink } from '../../engine/replication/session'
 
-const COPY_DATA = 0x64 // 'd'
-const COPY_DONE = 0x63 // 'c'
-const COPY_BOTH_RESPONSE = 0x57 // 'W'
-const ERROR_RESPONSE = 0x45 // 'E'
-
-export class PortWriter implements ReplicationWriter {
+export class PortWriter implements StreamSink {
   private batch: ArrayBuffer[] = []
   private batchBytes = 0
   private scheduled = false
@@ -40,37 +34,25 @@ export class PortWriter implements ReplicationWriter {
     this.started.catch(() => {})
   }
 
-  write(data: Uint8Array): void {
+  start(): void {
+    this.resolveStarted()
+  }
+
+  frame(data: Uint8Array): void {
     if (this.closed) return
-    switch (data[0]) {
-      case COPY_DATA: {
-        // Transfer needs a buffer of its own: the session's frames are fresh
-        // copies (ByteWriter.toBytes), so this is usually the same buffer.
-        const own = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength
-        const buffer = (own ? data.buffer : data.slice().buffer) as ArrayBuffer
-        this.batch.push(buffer)
-        this.batchBytes += buffer.byteLength
-        if (this.buffered > this.posted.maxBuffered) this.posted.maxBuffered = this.buffered
-        this.schedule()
-        return
-      }
-      case COPY_BOTH_RESPONSE:
-        this.resolveStarted()
-        return
-      case COPY_DONE:
-        this.end({ type: 'end' })
-        return
-      case ERROR_RESPONSE: {
-        const [m] = decodeBackendMessages(data)
-        const error = m.tag === 'E' ? m.fields : { code: 'XX000', message: 'unreadable error' }
-        this.rejectStarted(new PgError(error))
-        this.end({ type: 'error', error })
-        return
-      }
-      default:
-        // CommandComplete after CopyDone: the stream already ended.
-        return
-    }
+    // Transfer needs a buffer of its own: the session's frames are fresh
+    // copies (ByteWriter.toBytes), so this is usually the same buffer.
+    const own = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength
+    const buffer = (own ? data.buffer : data.slice().buffer) as ArrayBuffer
+    this.batch.push(buffer)
+    this.batchBytes += buffer.byteLength
+    if (this.buffered > this.posted.maxBuffered) this.posted.maxBuffered = this.buffered
+    this.schedule()
+  }
+
+  end(outcome: StreamOutcome): void {
+    if (outcome.kind === 'error') this.fail(new PgError(outcome.error))
+    else this.post({ type: 'end' })
   }
 
   drain(): Promise<void> | void {
@@ -84,18 +66,14 @@ export class PortWriter implements ReplicationWriter {
     if (this.outstanding + this.batchBytes < this.window) this.wakeWaiters()
   }
 
-  /** End the stream with an error (e.g. a malformed message from the page). */
+  /** End the stream with an error (a failed start, a malformed message from the page). */
   fail(error: PgError): void {
     this.rejectStarted(error)
-    this.end({ type: 'error', error: error.toFields() })
+    this.post({ type: 'error', error: error.toFields() })
   }
 
-  /** The stream ended without a CopyDone from the engine (stop, database closed). */
-  finish(): void {
-    this.end({ type: 'end' })
-  }
-
-  private end(last: WorkerToPage): void {
+  /** The stream's last message to the page; nothing follows it. */
+  private post(last: WorkerToPage): void {
     if (this.closed) return
     this.flush()
     this.closed = true

@@ -1,0 +1,81 @@
+// Installing the engine in a PGlite: change capture (SQL in ./capture), the
+// slot store and the sessions' shared backend, the commit signal, pruning.
+// The replication reader (./replication/reader.ts) reads the change log as
+// whole committed transactions.
+
+import type { PGlite } from '@electric-sql/pglite'
+import { INSTALL_SQL, SEARCH_PATH, TRACK_ALL_SQL, searchPathSql } from './capture/schema.sql.ts'
+import { LEGACY_SLOTS_SQL, SLOTS_SQL } from './capture/slots.sql.ts'
+import { ADVISORY_SQL } from './capture/advisory.sql.ts'
+import { Backend, hasBackend, setBackend, type BackendOptions } from './backend/backend'
+import { parseLsn } from '../protocol/lsn'
+import { run } from './replication/exclusive'
+import { startCommitSignal } from './replication/notifier'
+import { startPruning, type Retention } from './replication/prune'
+import type { SlotState } from './replication/slot-store'
+
+const installed = new WeakSet<PGlite>()
+
+/**
+ * Session settings the engine relies on, for a backend whose settings were
+ * RESET (wire sessions do that between clients): PGlite's backend started
+ * before installChangeTracking set the database's default search_path.
+ */
+export const ENGINE_SESSION_SQL = `SET search_path = ${SEARCH_PATH};`
+
+export interface TrackingOptions {
+  /**
+   * What happens to captured changes while no replication slot exists.
+   * 'discard' (the default) prunes them as PostgreSQL discards WAL no slot
+   * needs; 'keep' keeps them (orez's getChangesSince reads them). Either way,
+   * changes every slot has acknowledged are pruned.
+   */
+  retention?: Retention
+  /** Tables never captured, as LIKE patterns on their names (orez excludes '\\_zero\\_%'). */
+  excludeTables?: string[]
+  /** How sessions share the backend (see backend/backend.ts). */
+  backend?: BackendOptions
+}
+
+/**
+ * Installs capture on every user table in every non-system schema, now and
+ * later (an event trigger tracks tables created afterwards), and starts
+ * pruning acknowledged changes. Idempotent; run it each time the database opens.
+ */
+export async function installChangeTracking(db: PGlite, options: TrackingOptions = {}): Promise<void> {
+  const { rows } = await db.query<{ db: string }>('SELECT current_database() AS db')
+  await db.exec(INSTALL_SQL)
+  await db.exec(SLOTS_SQL)
+  await db.exec(ADVISORY_SQL)
+  await db.exec(searchPathSql(rows[0].db))
+  await db.query('DELETE FROM _tabgres.excluded_tables')
+  for (const pattern of options.excludeTables ?? []) await db.query('INSERT INTO _tabgres.excluded_tables VALUES ($1)', [pattern])
+  await db.exec(TRACK_ALL_SQL)
+  if (!hasBackend(db)) {
+    const query = async (sql: string) => (await db.runExclusive(() => run(db, sql, false))).sets
+    const legacy = (await db.query<{ t: boolean }>(`SELECT to_regclass('_tabgres.slots') IS NOT NULL AS t`)).rows[0].t
+    const migrate: SlotState[] = legacy
+      ? (await query(LEGACY_SLOTS_SQL))[0].map(([name, plugin, temporary, confirmed, restart, created]) => ({
+          name: name!,
+          plugin: plugin!,
+          temporary: temporary === 'true',
+          confirmedFlush: parseLsn(confirmed!)!,
+          restart: parseLsn(restart!)!,
+          createdAt: new Date(created!).toISOString(),
+          activePid: null,
+          inactiveSince: new Date().toISOString(),
+        }))
+      : []
+    const backend = await Backend.open(db, query, migrate, options.backend)
+    if (legacy) await db.exec('DROP TABLE _tabgres.slots')
+    setBackend(db, backend)
+    const [[position]] = (await query('SELECT _tabgres.position()'))[0]
+    await startCommitSignal(db, BigInt(position!))
+  }
+  installed.add(db)
+  await startPruning(db, options.retention ?? 'discard')
+}
+
+export function isChangeTrackingInstalled(db: PGlite): boolean {
+  return installed.has(db)
+}
