@@ -10,8 +10,8 @@
 //   is answered on a replication connection.
 
 import type { PGlite } from '@electric-sql/pglite'
-import { protocol } from '@electric-sql/pglite'
 import { commandComplete, concatBytes, errorResponse } from '../protocol/backend'
+import { query as queryMessage } from '../protocol/frontend'
 import { PgError, SqlState, toPgError } from '../protocol/errors'
 import { backendOf } from '../engine/backend/backend'
 import { isChangeTrackingInstalled } from '../engine/install'
@@ -51,13 +51,13 @@ export async function handleReplicationQuery(query: string, db: PGlite, ctx: Com
 /** Run SQL in PGlite and return its wire response up to (not including) ReadyForQuery. */
 async function runSql(query: string, db: PGlite): Promise<Uint8Array> {
   return idle(db, async () => {
-    const out = await db.execProtocolRaw(protocol.serialize.query(query), { syncToFs: false })
+    const out = await db.execProtocolRaw(queryMessage(query), { syncToFs: false })
     // The final message is ReadyForQuery (5 bytes plus tag); its status is the last byte.
     const reply = out.subarray(0, out.length - 6).slice()
     if (out[out.length - 1] === 0x49 /* I */) return reply
     // This call has no session to keep a transaction block in: left open, it
     // would hold PGlite's one backend and stall every later engine query.
-    await db.execProtocolRaw(protocol.serialize.query('ROLLBACK'), { syncToFs: false })
+    await db.execProtocolRaw(queryMessage('ROLLBACK'), { syncToFs: false })
     const err = new PgError({ code: SqlState.featureNotSupported, message: 'a transaction block cannot stay open after this query; it was rolled back' })
     return concatBytes([reply, errorResponse(err)])
   })

@@ -4,7 +4,8 @@
 // caller hands whole replies (framing of a byte stream is the transport's).
 
 import { ByteReader, ProtocolError } from './bytes'
-import type { PgErrorFields } from './errors'
+import { BackendTag } from './backend'
+import { ERROR_FIELD_CODES, type PgErrorFields } from './errors'
 
 export type BackendMessage =
   | { tag: 'T'; fields: { name: string; typeOid: number }[] }
@@ -14,20 +15,7 @@ export type BackendMessage =
   | { tag: 'Z'; status: string }
   | { tag: 'other'; type: string; body: Uint8Array }
 
-/** ErrorResponse/NoticeResponse field letters (PostgreSQL docs, "Error and Notice Message Fields"). */
-const ERROR_FIELDS: Record<string, keyof PgErrorFields> = {
-  S: 'severity',
-  C: 'code',
-  M: 'message',
-  D: 'detail',
-  H: 'hint',
-  P: 'position',
-  W: 'where',
-  s: 'schema',
-  t: 'table',
-  c: 'column',
-  n: 'constraint',
-}
+const FIELD_KEYS = new Map(ERROR_FIELD_CODES)
 
 const decoder = new TextDecoder('utf-8', { fatal: true })
 
@@ -70,16 +58,9 @@ export function decodeBackendMessages(bytes: Uint8Array): BackendMessage[] {
         out.push({ tag: 'C', commandTag: body.cstring() })
         break
       case 'E':
-      case 'N': {
-        const fields: Partial<PgErrorFields> = {}
-        for (let code = body.char(); code !== '\0'; code = body.char()) {
-          const key = ERROR_FIELDS[code]
-          const value = body.cstring()
-          if (key) fields[key] = value
-        }
-        out.push({ tag: type, fields: { code: 'XX000', message: '', ...fields } })
+      case 'N':
+        out.push({ tag: type, fields: errorFields(body) })
         break
-      }
       case 'Z':
         out.push({ tag: 'Z', status: body.char() })
         break
@@ -88,4 +69,57 @@ export function decodeBackendMessages(bytes: Uint8Array): BackendMessage[] {
     }
   }
   return out
+}
+
+/** An ErrorResponse or NoticeResponse body's fields (unknown letters skipped). */
+function errorFields(body: ByteReader): PgErrorFields {
+  const fields: Partial<PgErrorFields> = {}
+  for (let code = body.char(); code !== '\0'; code = body.char()) {
+    const key = FIELD_KEYS.get(code)
+    const value = body.cstring()
+    if (key) fields[key] = value
+  }
+  return { code: 'XX000', message: '', ...fields }
+}
+
+/**
+ * Calls fn with each whole message of a backend byte stream: its tag byte
+ * and its body (offsets into `out`). Stops at a partial message; returns
+ * where the whole messages end.
+ */
+export function forEachMessage(out: Uint8Array, fn: (tag: number, start: number, end: number) => void): number {
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
+  let off = 0
+  while (off + 5 <= out.length) {
+    const end = off + 1 + view.getInt32(off + 1)
+    if (end > out.length || end < off + 5) break
+    fn(out[off], off, end)
+    off = end
+  }
+  return off
+}
+
+/** True when a backend byte stream carries an ErrorResponse. */
+export function hasErrorResponse(out: Uint8Array): boolean {
+  let found = false
+  forEachMessage(out, (tag) => (found ||= tag === BackendTag.ErrorResponse))
+  return found
+}
+
+/** The status of the last ReadyForQuery in a backend byte stream ('I', 'T' or 'E'), or null. */
+export function lastReadyStatus(out: Uint8Array): string | null {
+  let status: string | null = null
+  forEachMessage(out, (tag, start, end) => {
+    if (tag === BackendTag.ReadyForQuery && end - start === 6) status = String.fromCharCode(out[start + 5])
+  })
+  return status
+}
+
+/** The fields of the first ErrorResponse in a backend byte stream. */
+export function firstError(out: Uint8Array): PgErrorFields {
+  let fields: PgErrorFields | null = null
+  forEachMessage(out, (tag, start, end) => {
+    if (tag === BackendTag.ErrorResponse && !fields) fields = errorFields(new ByteReader(out.subarray(start + 5, end)))
+  })
+  return fields ?? { code: 'XX000', message: 'unknown error' }
 }

@@ -3,7 +3,7 @@
 // message: tag byte, int32 length (including itself), body.
 
 import { ByteWriter } from './bytes'
-import type { PgErrorFields } from './errors'
+import { ERROR_FIELD_CODES, type PgErrorFields } from './errors'
 
 export const enum BackendTag {
   RowDescription = 0x54, // 'T'
@@ -11,6 +11,7 @@ export const enum BackendTag {
   CommandComplete = 0x43, // 'C'
   ErrorResponse = 0x45, // 'E'
   NoticeResponse = 0x4e, // 'N'
+  NotificationResponse = 0x41, // 'A'
   ReadyForQuery = 0x5a, // 'Z'
   CopyBothResponse = 0x57, // 'W'
   CopyData = 0x64, // 'd'
@@ -66,16 +67,13 @@ export function commandComplete(tag: string): Uint8Array {
 /** ErrorResponse or NoticeResponse; S and V carry the severity as PostgreSQL 9.6+ does. */
 export function errorResponse(e: PgErrorFields, kind: 'E' | 'N' = 'E'): Uint8Array {
   return message(kind, (w) => {
-    const sev = e.severity ?? 'ERROR'
-    w.char('S').cstring(sev).char('V').cstring(sev).char('C').cstring(e.code).char('M').cstring(e.message)
-    if (e.detail !== undefined) w.char('D').cstring(e.detail)
-    if (e.hint !== undefined) w.char('H').cstring(e.hint)
-    if (e.position !== undefined) w.char('P').cstring(e.position)
-    if (e.where !== undefined) w.char('W').cstring(e.where)
-    if (e.schema !== undefined) w.char('s').cstring(e.schema)
-    if (e.table !== undefined) w.char('t').cstring(e.table)
-    if (e.column !== undefined) w.char('c').cstring(e.column)
-    if (e.constraint !== undefined) w.char('n').cstring(e.constraint)
+    const fields: PgErrorFields = { ...e, severity: e.severity ?? 'ERROR' }
+    for (const [letter, key] of ERROR_FIELD_CODES) {
+      const value = fields[key]
+      if (value === undefined) continue
+      w.char(letter).cstring(value)
+      if (letter === 'S') w.char('V').cstring(value)
+    }
     w.uint8(0)
   })
 }

@@ -19,6 +19,25 @@ export interface PgErrorFields {
 /** The optional fields, copied in and out by name. */
 const OPTIONAL_FIELDS = ['detail', 'hint', 'position', 'where', 'schema', 'table', 'column', 'constraint'] as const
 
+/**
+ * Each field's letter in ErrorResponse and NoticeResponse, in the order
+ * PostgreSQL writes them (S, then V with the same severity, first). The one
+ * table the serializer (./backend.ts) and the parser (./backend-decode.ts) use.
+ */
+export const ERROR_FIELD_CODES: readonly (readonly [string, keyof PgErrorFields])[] = [
+  ['S', 'severity'],
+  ['C', 'code'],
+  ['M', 'message'],
+  ['D', 'detail'],
+  ['H', 'hint'],
+  ['P', 'position'],
+  ['W', 'where'],
+  ['s', 'schema'],
+  ['t', 'table'],
+  ['c', 'column'],
+  ['n', 'constraint'],
+]
+
 export class PgError extends Error implements PgErrorFields {
   severity: string
   code: string

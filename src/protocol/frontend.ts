@@ -102,3 +102,18 @@ export function queryText(body: Uint8Array): string {
   if (end < 0) throw new ProtocolError('query string is not NUL-terminated', 0)
   return decoder.decode(body.subarray(0, end))
 }
+
+/** A simple Query message (the frontend messages tabgres itself sends to PGlite's backend). */
+export function query(sql: string): Uint8Array {
+  const text = utf8.encode(sql)
+  const out = new Uint8Array(text.length + 6)
+  out[0] = 0x51 // 'Q'
+  new DataView(out.buffer).setInt32(1, text.length + 5)
+  out.set(text, 5)
+  return out
+}
+
+/** A Sync message. */
+export const SYNC: Uint8Array = new Uint8Array([0x53, 0, 0, 0, 4])
+
+const utf8 = new TextEncoder()

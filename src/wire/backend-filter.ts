@@ -12,6 +12,8 @@
 // Spec: "Message Formats" (NotificationResponse 'A', NoticeResponse 'N').
 
 import { ByteReader } from '../protocol/bytes'
+import { BackendTag } from '../protocol/backend'
+import { forEachMessage } from '../protocol/backend-decode'
 import { COMMIT_CHANNEL } from '../engine/capture/schema.sql.ts'
 import { CONTROL_SQLSTATE } from '../engine/capture/slots.sql.ts'
 
@@ -54,29 +56,23 @@ export function filterBackendOutput(out: Uint8Array): Filtered {
   const commits: string[] = []
   const controls: string[] = []
   const keep: [number, number][] = []
-  const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
-  let off = 0
-  while (off + 5 <= out.length) {
-    const end = off + 1 + view.getInt32(off + 1)
-    if (end > out.length) break
-    const tag = out[off]
-    const body = out.subarray(off + 5, end)
-    const payload = tag === 0x41 /* A */ ? commitPayload(body) : null
+  const whole = forEachMessage(out, (tag, start, end) => {
+    const body = out.subarray(start + 5, end)
+    const payload = tag === BackendTag.NotificationResponse ? commitPayload(body) : null
+    const control = tag === BackendTag.NoticeResponse ? controlMessage(body) : null
     if (payload !== null) commits.push(payload)
-    else if (tag === 0x4e /* N */ && isWalLevelWarning(body)) {
-      // dropped
-    } else if (tag === 0x4e && controlMessage(body) !== null) controls.push(controlMessage(body)!)
-    else keep.push([off, end])
-    off = end
-  }
-  if (keep.length === 1 && keep[0][0] === 0 && keep[0][1] === out.length && off === out.length) return { bytes: out, commits, controls }
-  const size = keep.reduce((n, [a, b]) => n + b - a, 0) + (out.length - off)
+    else if (control !== null) controls.push(control)
+    else if (tag !== BackendTag.NoticeResponse || !isWalLevelWarning(body)) keep.push([start, end])
+  })
+  if (keep.length === 1 && keep[0][0] === 0 && keep[0][1] === out.length) return { bytes: out, commits, controls }
+  // What is kept, and a partial message at the end as it came.
+  const size = keep.reduce((n, [a, b]) => n + b - a, 0) + (out.length - whole)
   const bytes = new Uint8Array(size)
   let o = 0
   for (const [a, b] of keep) {
     bytes.set(out.subarray(a, b), o)
     o += b - a
   }
-  bytes.set(out.subarray(off), o)
+  bytes.set(out.subarray(whole), o)
   return { bytes, commits, controls }
 }

@@ -22,7 +22,7 @@ import { handleReplicationQuery, handleStartReplication } from './walsender'
 import { type ReplicationSession } from '../engine/replication/session'
 import { isReplicationCommand, parseReplicationCommand } from '../engine/replication/commands'
 import type { DurabilityGate } from '../engine/replication/session'
-import { BUSY, execRaw, idle, literal, readWhenIdle, run } from '../engine/replication/exclusive'
+import { BUSY, execRaw, idle, readWhenIdle, run } from '../engine/replication/exclusive'
 import { authenticationOk, createAuthExchange, type AuthExchange, type AuthMethod } from './auth'
 import {
   backendKeyData,
@@ -39,20 +39,19 @@ import {
   resultSet,
   TEXT_FIELD,
 } from '../protocol/backend'
-import { decodeBackendMessages } from '../protocol/backend-decode'
+import { decodeBackendMessages, firstError, hasErrorResponse, lastReadyStatus } from '../protocol/backend-decode'
 import { backendOf, type Backend } from '../engine/backend/backend'
 import { cancelError, type Lease, type WaitBounds } from '../engine/backend/arbiter'
-import { GucCatalog } from '../engine/backend/gucs'
-import { isSessionOnly, mayTouchSessionTimeouts, resetSql, SESSION_ONLY_TIMEOUTS, SHOW_TIMEOUTS_SQL } from '../engine/backend/idle-timeouts'
+import { isSessionOnly } from '../engine/backend/idle-timeouts'
 import type { SnapshotGroup } from '../engine/backend/snapshots'
-import { mayChangeSettings, transactionStatement, type TransactionStatement } from './transaction-statements'
-import { FrontendReader, PROTOCOL_3_0, queryText, type FrontendMessage } from '../protocol/frontend'
+import { transactionStatement, type TransactionStatement } from './transaction-statements'
+import { FrontendReader, query, queryText, SYNC, type FrontendMessage } from '../protocol/frontend'
 import { StatementNames } from './statement-names'
+import { SessionSettings } from './session-settings'
 import { malformedMessage } from '../protocol/frontend-validate'
 import { filterBackendOutput } from './backend-filter'
 import { ADVISORY_BUSY } from '../engine/capture/advisory.sql.ts'
 import { signalCommit } from '../engine/replication/notifier'
-import { ENGINE_SESSION_SQL } from '../engine/install'
 
 export interface WireEngine {
   db: PGlite
@@ -102,7 +101,6 @@ let nextProcessId = 1000
 /** Live sessions of this process by process ID, for CancelRequest. */
 const sessions = new Map<number, ServerSession>()
 
-const utf8 = new TextEncoder()
 
 export class ServerSession {
   private readonly reader = new FrontendReader()
@@ -115,8 +113,6 @@ export class ServerSession {
   private lease: Lease | null = null
   /** A transaction block the backend has not seen yet, or one reading an imported snapshot. */
   private block: Block | null = null
-  /** SET LOCAL values of the open transaction (they bound its waits). */
-  private txLocals = new Map<string, string>()
   /** Aborts the current wait for the backend (cancel, hang-up, termination). */
   private waitAbort: AbortController | null = null
   /** Ends the member turn of a snapshot-importing transaction. */
@@ -141,6 +137,11 @@ export class ServerSession {
   private streamDone: Promise<void> | null = null
   /** Temporary slots this connection created: any ERROR drops them, as PostgreSQL does. */
   private readonly temporarySlots = new Set<string>()
+  private settingsOf: SessionSettings | null = null
+  /** This session's run-time parameters (./session-settings.ts); the database is known from start-up on. */
+  private get settings(): SessionSettings {
+    return (this.settingsOf ??= new SessionSettings(this.engine.db))
+  }
   /** Settles when the session has ended and released everything. */
   readonly closed: Promise<void>
   private resolveClosed!: () => void
@@ -286,7 +287,7 @@ export class ServerSession {
           // backend would otherwise ignore everything, ROLLBACK and the
           // engine's own queries included, until a Sync.
           await db.runExclusive(() => execRaw(db, concatBytes([SYNC, query('ROLLBACK')])))
-          if (this.dirty) await db.runExclusive(() => runSql(db, `RESET ALL; ${ENGINE_SESSION_SQL}`))
+          await this.settings.resetBackend()
         }
         this.endMemberTurn()
         this.endBlock()
@@ -583,7 +584,7 @@ export class ServerSession {
         this.memberTurnEnd = await group.turn()
         // The group's hold is the first importer's: name this turn's session for advisory locks.
         backendOf(this.engine.db).advisory.setHolder(this.processId)
-        await this.restoreSettings()
+        await this.settings.restore()
         const b = this.block!
         const mode = b.begin.readOnly === false ? 'READ WRITE' : 'READ ONLY'
         await this.silently(query([`BEGIN ISOLATION LEVEL REPEATABLE READ ${mode}`, ...b.locals].join('; ')))
@@ -596,7 +597,7 @@ export class ServerSession {
       } finally {
         this.waitAbort = null
       }
-      await this.restoreSettings()
+      await this.settings.restore()
       if (this.block) {
         // The block's first statement that needs the backend: it starts there now.
         const b = this.block
@@ -613,27 +614,12 @@ export class ServerSession {
 
   /** Bounds of a wait for the backend, from the session's lock_timeout and statement_timeout. */
   private waitBounds(signal: AbortSignal): WaitBounds {
-    const statementMs = this.settingMs('statement_timeout')
+    const statementMs = this.settings.ms('statement_timeout')
     return {
-      lockTimeoutMs: this.settingMs('lock_timeout'),
+      lockTimeoutMs: this.settings.ms('lock_timeout'),
       statementDeadline: statementMs > 0 ? performance.now() + statementMs : Infinity,
       signal,
     }
-  }
-
-  /** SHOW's form of a setting as this session has it: SET LOCAL, SET, then the server's. */
-  private showSetting(name: string): string {
-    const { gucs } = backendOf(this.engine.db)
-    const def = gucs.get(name)
-    if (!def) throw new PgError({ code: SqlState.undefinedObject, message: `unrecognized configuration parameter "${name}"` })
-    return gucs.show(def.name, this.txLocals.get(def.name) ?? this.settings.find(([n]) => n === def.name)?.[1] ?? def.boot)
-  }
-
-  /** A time setting in ms as this session has it: SET LOCAL, SET, then the server's. */
-  private settingMs(name: string): number {
-    const { gucs } = backendOf(this.engine.db)
-    const value = this.txLocals.get(name) ?? this.settings.find(([n]) => n === name)?.[1]
-    return GucCatalog.millis(gucs.get(name), value)
   }
 
   /**
@@ -649,30 +635,19 @@ export class ServerSession {
    * force afterwards. Returns the status to report.
    */
   private async guardTimeouts(status: string): Promise<string> {
-    this.timeoutGuard = false
     const db = this.engine.db
     if (status === 'E') {
+      this.settings.guardSkipped()
       if (this.memberTurnEnd) return status // its turn ends with a ROLLBACK right away (afterRun)
-      await db.runExclusive(() => runSql(db, 'ROLLBACK'))
-      await this.saveSettings()
+      await db.runExclusive(() => run(db, 'ROLLBACK', false))
+      await this.settings.save()
       this.block = { begin: { kind: 'begin', text: 'BEGIN', isolation: null, readOnly: null, deferrable: null }, locals: [], failed: true, group: null, queried: true }
       const lease = this.lease
       this.lease = null
       lease?.release()
       return status
     }
-    const { gucs } = backendOf(db)
-    await db.runExclusive(async () => {
-      const { sets } = await run(db, SHOW_TIMEOUTS_SQL, false)
-      const set = SESSION_ONLY_TIMEOUTS.map((name, i) => gucs.assign(name, sets[i][0][0]!)).filter((a) => GucCatalog.millis(gucs.get(a.name), a.value) !== 0)
-      if (!set.length) return
-      await runSql(db, resetSql(set.map((a) => a.name)))
-      for (const a of set) {
-        if (this.txLocals.has(a.name)) continue // a SET LOCAL, already noted
-        this.settings = this.settings.filter(([n]) => n !== a.name)
-        this.settings.push([a.name, a.value])
-      }
-    })
+    await this.settings.guard()
     return status
   }
 
@@ -898,7 +873,7 @@ export class ServerSession {
     }
     switch (stmt.kind) {
       case 'show': {
-        const value = stmt.value ?? this.showSetting(stmt.name)
+        const value = stmt.value ?? this.settings.show(stmt.name)
         return { out: resultSet([{ name: stmt.name, ...TEXT_FIELD }], [[value]], 'SHOW').slice(extended ? 1 : 0) }
       }
       case 'begin':
@@ -915,15 +890,7 @@ export class ServerSession {
       case 'set-local': {
         if (!b) return { out: [warning('25P01', 'SET LOCAL can only be used in transaction blocks'), commandComplete('SET')] }
         try {
-          if (stmt.value === null) {
-            if (!backendOf(this.engine.db).gucs.get(stmt.name) && !stmt.name.includes('.')) {
-              throw new PgError({ code: '42704', message: `unrecognized configuration parameter "${stmt.name}"` })
-            }
-            this.txLocals.delete(stmt.name)
-          } else {
-            const set = backendOf(this.engine.db).gucs.assign(stmt.name, stmt.value)
-            this.txLocals.set(set.name, set.value)
-          }
+          this.settings.setLocal(stmt.name, stmt.value)
         } catch (e) {
           return { out: [], error: toPgError(e) }
         }
@@ -936,7 +903,7 @@ export class ServerSession {
         if (b.group || b.queried) {
           return { out: [], error: new PgError({ code: '0A000', message: 'SET TRANSACTION SNAPSHOT must be called before any query' }) }
         }
-        const iso = b.begin.isolation ?? this.defaultIsolation()
+        const iso = b.begin.isolation ?? this.settings.defaultIsolation()
         if (iso !== 'repeatable read' && iso !== 'serializable') {
           return {
             out: [],
@@ -956,7 +923,7 @@ export class ServerSession {
       case 'set-session':
       case 'reset':
         try {
-          return { out: this.setSession(stmt.kind === 'reset' ? stmt.name : stmt.name, stmt.kind === 'reset' ? null : stmt.value) }
+          return { out: this.settings.set(stmt.kind === 'reset' ? stmt.name : stmt.name, stmt.kind === 'reset' ? null : stmt.value) }
         } catch (e) {
           return { out: [], error: toPgError(e) }
         }
@@ -970,16 +937,11 @@ export class ServerSession {
     }
   }
 
-  private defaultIsolation(): string {
-    const set = this.settings.find(([n]) => n === 'default_transaction_isolation')?.[1]
-    return set ?? backendOf(this.engine.db).gucs.get('default_transaction_isolation')?.boot ?? 'read committed'
-  }
-
   /** The transaction block ended without the backend (or its importing transaction ended). */
   private endBlock(): void {
     const b = this.block
     this.block = null
-    this.txLocals.clear()
+    this.settings.endTransaction()
     if (b?.group) backendOf(this.engine.db).snapshots.leave(b.group)
   }
 
@@ -1000,18 +962,18 @@ export class ServerSession {
   private afterReady(status: string): void {
     if (this.state === 'closed') return
     if (status === 'I') {
-      this.txLocals.clear()
+      this.settings.endTransaction()
       if (this.txTimer) clearTimeout(this.txTimer)
       this.txTimer = null
     } else if (!this.txTimer) {
-      const ms = this.settingMs('transaction_timeout')
+      const ms = this.settings.ms('transaction_timeout')
       if (ms > 0) this.txTimer = this.timeout(ms, '25P04', 'terminating connection due to transaction timeout')
     }
     const [name, code, message] =
       status === 'I'
         ? ['idle_session_timeout', '57P05', 'terminating connection due to idle-session timeout']
         : ['idle_in_transaction_session_timeout', '25P03', 'terminating connection due to idle-in-transaction timeout']
-    const ms = this.settingMs(name)
+    const ms = this.settings.ms(name)
     if (ms <= 0) return
     this.clearIdleTimer()
     this.idleTimer = this.timeout(ms, code, message)
@@ -1029,36 +991,12 @@ export class ServerSession {
     this.idleTimer = null
   }
 
-  /**
-   * A session-level SET or RESET answered from the session's own settings
-   * (restored with set_config when it next uses the backend), so it never
-   * waits for the backend. `value` null: DEFAULT / RESET. Returns the reply.
-   */
-  private setSession(name: string, value: string | null, reset = value === null): Uint8Array[] {
-    const { gucs } = backendOf(this.engine.db)
-    const tag = commandComplete(reset ? 'RESET' : 'SET')
-    if (name === 'all') {
-      this.settings = []
-      return [tag]
-    }
-    const def = gucs.get(name)
-    if (!def && !name.includes('.')) throw new PgError({ code: '42704', message: `unrecognized configuration parameter "${name}"` })
-    const canonical = def?.name ?? name
-    const assigned = value === null ? null : gucs.assign(canonical, value)
-    this.settings = this.settings.filter(([n]) => n !== canonical)
-    if (assigned) this.settings.push([assigned.name, assigned.value])
-    // ParameterStatus for the settings PostgreSQL reports to the client (GUC_REPORT).
-    const reported = REPORTED.find((r) => r.toLowerCase() === canonical)
-    if (reported && def) return [tag, parameterStatus(reported, gucs.show(canonical, assigned?.value ?? def.boot))]
-    return [tag]
-  }
-
   /** SET, RESET on a replication connection: as on any other, never waiting. True when answered. */
   private walsenderSetting(text: string): boolean {
     const stmt = transactionStatement(text)
     if (stmt?.kind !== 'set-session' && stmt?.kind !== 'reset') return false
     try {
-      const out = this.setSession(stmt.name, stmt.kind === 'reset' ? null : stmt.value, stmt.kind === 'reset')
+      const out = this.settings.set(stmt.name, stmt.kind === 'reset' ? null : stmt.value, stmt.kind === 'reset')
       this.send(...out, readyForQuery('I'))
     } catch (e) {
       this.send(errorResponse(toPgError(e)), readyForQuery('I'))
@@ -1152,9 +1090,7 @@ export class ServerSession {
    */
   private async forward(bytes: Uint8Array, retryable = true): Promise<boolean> {
     const db = this.engine.db
-    const text = latin1.decode(bytes.subarray(5))
-    if (!this.dirty && mayChangeSettings(text)) this.dirty = true
-    if (mayTouchSessionTimeouts(text)) this.timeoutGuard = true
+    this.settings.noteSent(latin1.decode(bytes.subarray(5)))
     const before = bytes[0] === 0x51 ? await this.endExtended() : null
     if ('PBDECH'.includes(String.fromCharCode(bytes[0]))) this.extendedOpen = true
     if (bytes[0] === 0x51 && !this.memberTurnEnd) this.noteLocal(bytes)
@@ -1168,7 +1104,7 @@ export class ServerSession {
     if (retryable && bytes[0] === 0x51 && !before && !this.memberTurnEnd && lastReadyStatus(out) === 'I' && isAdvisoryBusy(out)) {
       // Locks the statement took before the busy one stay taken, as in PostgreSQL.
       this.controls(filterBackendOutput(out).controls)
-      await this.saveSettings()
+      await this.settings.save()
       const lease = this.lease
       this.lease = null
       lease?.release()
@@ -1184,11 +1120,7 @@ export class ServerSession {
     const stmt = text === null ? null : transactionStatement(text)
     if (stmt?.kind !== 'set-local') return
     try {
-      if (stmt.value === null) this.txLocals.delete(stmt.name)
-      else {
-        const set = backendOf(this.engine.db).gucs.assign(stmt.name, stmt.value)
-        this.txLocals.set(set.name, set.value)
-      }
+      this.settings.setLocal(stmt.name, stmt.value)
     } catch {
       // The backend reports the error itself.
     }
@@ -1223,7 +1155,7 @@ export class ServerSession {
     let status = lastReadyStatus(out)
     if (status !== null) this.awaitingSync = this.extendedOpen = false
     else if (hasErrorResponse(out)) this.awaitingSync = true
-    if (status !== null && this.timeoutGuard) status = await this.guardTimeouts(status)
+    if (status !== null && this.settings.guardPending) status = await this.guardTimeouts(status)
     if (status !== null && this.memberTurnEnd) {
       // An importing transaction's statement ran in its own read-only
       // transaction, inside the group's hold: end that, and report the
@@ -1231,7 +1163,7 @@ export class ServerSession {
       const b = this.block!
       if (status === 'E') b.failed = true
       await this.silently(query(status === 'E' ? 'ROLLBACK' : 'COMMIT')).catch(() => {})
-      await this.saveSettings()
+      await this.settings.save()
       this.endMemberTurn()
       out[out.length - 1] = b.failed ? 0x45 : 0x54
       this.send(out)
@@ -1239,7 +1171,7 @@ export class ServerSession {
       return
     }
     if (status === 'I') {
-      await this.saveSettings()
+      await this.settings.save()
       const lease = this.lease
       this.lease = null
       lease?.release()
@@ -1248,41 +1180,6 @@ export class ServerSession {
     }
     if (out.length) this.send(out)
     if (status !== null) this.afterReady(status)
-  }
-
-  /*
-   * Session settings (SET, set_config) live in PGlite's one backend, so one
-   * client's `SET search_path = ''` (pg_recvlogical and pg_dump send it)
-   * would change every other client's, and the worker's own queries. A
-   * session that may have changed settings saves them and RESETs the backend
-   * (to the database's defaults) before it lets go, and puts them back when
-   * it next takes the database.
-   */
-  private settings: [string, string][] = []
-  private dirty = false
-  /** A statement sent to the backend may have set a session-only timeout (backend/idle-timeouts.ts). */
-  private timeoutGuard = false
-
-  private async restoreSettings(): Promise<void> {
-    const restored = this.settings.filter(([n]) => !isSessionOnly(n))
-    if (restored.length === 0) return
-    const db = this.engine.db
-    const sql = restored.map(([n, v]) => `SELECT pg_catalog.set_config(${literal(n)}, ${literal(v)}, false);`).join('')
-    await db.runExclusive(() => runSql(db, sql))
-    this.dirty = true
-  }
-
-  private async saveSettings(): Promise<void> {
-    if (!this.dirty) return
-    const db = this.engine.db
-    await db.runExclusive(async () => {
-      const rows = await runSql(db, `SELECT name, setting FROM pg_catalog.pg_settings WHERE source = 'session'`)
-      // The session-only timeouts are this session's, never the backend's (0 there).
-      const own = this.settings.filter(([n]) => isSessionOnly(n))
-      this.settings = [...rows.filter(([n]) => !isSessionOnly(n!)).map(([n, v]): [string, string] => [n!, v!]), ...own]
-      await runSql(db, `RESET ALL; ${ENGINE_SESSION_SQL}`)
-    })
-    this.dirty = false
   }
 
   private async replicationCommand(text: string): Promise<void> {
@@ -1297,7 +1194,7 @@ export class ServerSession {
       const backend = backendOf(db)
       const reply = await handleReplicationQuery(text, db, {
         pid: this.processId,
-        show: (name) => (name.toLowerCase() === 'wal_level' ? 'logical' : this.showSetting(name)),
+        show: (name) => (name.toLowerCase() === 'wal_level' ? 'logical' : this.settings.show(name)),
         exportSnapshot: (slot) => backend.snapshots.export(this.processId, slot),
       })
       if (reply === null) {
@@ -1444,24 +1341,8 @@ async function readOnce(db: PGlite) {
   return sets === BUSY ? null : sets[0]
 }
 
-async function runSql(db: PGlite, sql: string) {
-  const r = await run(db, sql, false)
-  return r.sets.at(-1) ?? []
-}
 
 const latin1 = new TextDecoder('latin1')
-
-const SYNC = new Uint8Array([0x53, 0, 0, 0, 4])
-
-/** A simple Query message. */
-function query(sql: string): Uint8Array {
-  const text = utf8.encode(sql)
-  const out = new Uint8Array(text.length + 6)
-  out[0] = 0x51
-  new DataView(out.buffer).setInt32(1, text.length + 5)
-  out.set(text, 5)
-  return out
-}
 
 /** The query string of a Query message, or null when it is not NUL-terminated UTF-8. */
 function decodableQuery(body: Uint8Array): string | null {
@@ -1476,27 +1357,6 @@ function decodableQuery(body: Uint8Array): string | null {
 function sessionError(e: unknown): PgErrorFields {
   if (e instanceof ProtocolError) return { code: SqlState.protocolViolation, message: e.message }
   return toPgError(e).toFields()
-}
-
-/** True when a backend byte stream carries an ErrorResponse. */
-function hasErrorResponse(out: Uint8Array): boolean {
-  const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
-  for (let off = 0; off + 5 <= out.length; off += 1 + view.getInt32(off + 1)) {
-    if (out[off] === 0x45) return true
-  }
-  return false
-}
-
-/** The status of the last ReadyForQuery in a backend byte stream, or null. */
-export function lastReadyStatus(out: Uint8Array): string | null {
-  let status: string | null = null
-  const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
-  for (let off = 0; off + 5 <= out.length; ) {
-    const len = view.getInt32(off + 1)
-    if (out[off] === 0x5a && len === 5) status = String.fromCharCode(out[off + 5])
-    off += 1 + len
-  }
-  return status
 }
 
 interface Block {
@@ -1545,19 +1405,3 @@ function localStatement(sql: string): LocalStatementKind | null {
 function rowDescriptionOf(name: string): Uint8Array {
   return resultSet([{ name, ...TEXT_FIELD }], [], '')[0]
 }
-
-/** The fields of the first ErrorResponse in a backend byte stream. */
-function firstError(out: Uint8Array): PgErrorFields {
-  const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
-  for (let off = 0; off + 5 <= out.length; off += 1 + view.getInt32(off + 1)) {
-    if (out[off] !== 0x45) continue
-    const r = new ByteReader(out.subarray(off + 5, off + 1 + view.getInt32(off + 1)))
-    const f: Record<string, string> = {}
-    for (let c = r.uint8(); c !== 0; c = r.uint8()) f[String.fromCharCode(c)] = r.cstring()
-    return { code: f.C ?? 'XX000', message: f.M ?? 'unknown error', detail: f.D, hint: f.H }
-  }
-  return { code: 'XX000', message: 'unknown error' }
-}
-
-/** Settings whose changes PostgreSQL reports with ParameterStatus (of those a catalog-checked SET can change). */
-const REPORTED = ['DateStyle', 'IntervalStyle', 'standard_conforming_strings', 'default_transaction_read_only', 'in_hot_standby']

@@ -55,7 +55,10 @@ export function walsenderSink(writer: ReplicationWriter): StreamSink {
     start: () => writer.write(copyBothResponse()),
     frame: (bytes) => writer.write(bytes),
     end(outcome) {
-      if (outcome.kind === 'copy-done') writer.write(concatBytes([copyDone(), commandComplete('COPY 0')]))
+      if (outcome.kind === 'copy-done') {
+        writer.write(copyDone())
+        writer.write(commandComplete('COPY 0'))
+      }
       else if (outcome.kind === 'error') writer.write(errorResponse(outcome.error))
     },
     drain: writer.drain && (() => writer.drain!()),

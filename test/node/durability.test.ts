@@ -253,8 +253,8 @@ describe('acknowledgements and pruning', () => {
     await db.close()
   })
 
-  it("retention 'keep' (the default) keeps changes while no slot exists", async () => {
-    const db = await open(undefined)
+  it("retention 'keep' (orez's default) keeps changes while no slot exists", async () => {
+    const db = await open(undefined, { retention: 'keep' })
     await db.exec(SCHEMA)
     for (let i = 1; i <= 10; i++) await db.query('INSERT INTO t VALUES ($1, $2)', [i, `v${i}`])
     const r = (await pruneNow(db))!

@@ -9,6 +9,7 @@ import { encodeFrame } from '../../src/protocol/replication-frames'
 import { installChangeTracking } from '../../src/engine/install'
 import { idle } from '../../src/engine/replication/exclusive'
 import { handleReplicationQuery } from '../../src/wire/walsender'
+import { handleReplicationQuery as orezReplicationQuery } from '../../src/orez/handler'
 import { runProtocolFuzz } from '../fuzz/protocol'
 import * as w from '../fuzz/wire-client'
 
@@ -149,8 +150,8 @@ describe('wire session regressions found by the protocol fuzz', () => {
     await c.session.closed
   })
 
-  it("handleReplicationQuery's wal_level shim rolls back a transaction block the query leaves open (it stalled the engine)", async () => {
-    const reply = await handleReplicationQuery(`SELECT current_setting('wal_level'); BEGIN`, db)
+  it("orez's wal_level shim rolls back a transaction block the query leaves open (it stalled the engine)", async () => {
+    const reply = await orezReplicationQuery(`SELECT current_setting('wal_level'); BEGIN`, db)
     const m = w.splitBackend(reply!)
     expect(tags(m)).toBe('TDCCE')
     expect(codes(m)).toEqual(['0A000'])

@@ -7,7 +7,7 @@
 // open, and none can open while we hold the lock.
 
 import type { PGlite } from '@electric-sql/pglite'
-import { protocol } from '@electric-sql/pglite'
+import { query } from '../../protocol/frontend'
 import { PgError, toPgError } from '../../protocol/errors'
 
 export const BUSY = Symbol('transaction in progress')
@@ -69,7 +69,7 @@ export async function run(db: PGlite, sql: string, sync: boolean): Promise<{ set
   }
   let result
   try {
-    result = await db.execProtocol(protocol.serialize.query(sql), { syncToFs: sync, throwOnError: true })
+    result = await db.execProtocol(query(sql), { syncToFs: sync, throwOnError: true })
   } catch (e) {
     throw toPgError(e)
   }
