@@ -2,29 +2,25 @@
 // Woken by the commit signal (NOTIFY from the capture's commit trigger), it
 // reads whole committed transactions in commit order and writes CopyData
 // frames carrying pgoutput messages; it answers standby status updates and
-// sends keepalives. The pure parts (tuples, relation messages) live in
-// ./output.ts; this file is the thin stateful loop.
-//
-// Behind a durability gate (IndexedDB with group commit) a commit may be read
-// and encoded as soon as it commits, but its frames are held until the gate
-// says it is durable: the flush that makes it durable then releases them at
-// once, without another read of the change log, so a consumer gets a commit
-// right after it becomes durable and never before.
+// sends keepalives. This file is the loop and the keepalive policy; the
+// transactions are assembled in ./transactions.ts (messages in ./output.ts),
+// and frames read ahead of durability wait in ./durable-hold.ts.
 
 import type { PGlite } from '@electric-sql/pglite'
 import { ByteWriter, ProtocolError } from '../../protocol/bytes'
-import { PgError, toPgError, type PgErrorFields } from '../../protocol/errors'
+import { toPgError, type PgErrorFields } from '../../protocol/errors'
 import type { Lsn } from '../../protocol/lsn'
-import { MESSAGE_TRANSACTIONAL, pgTimestampFromDate, type PgoutputMessage } from '../../protocol/pgoutput'
+import { pgTimestampFromDate, type PgoutputMessage } from '../../protocol/pgoutput'
 import { decodeFrame, encodeFrame } from '../../protocol/replication-frames'
 import { copyData } from '../../protocol/backend'
 import { writePgoutput } from '../../protocol/pgoutput-encode'
-import { CatalogHistory, isPublished, type Action, type RelationShape } from './catalog'
+import { CatalogHistory } from './catalog'
 import { BUSY, backoff, idle, readWhenIdle } from './exclusive'
 import { subscribeCommits } from './notifier'
-import { changeMessage, relationMessages, hexToBytes } from './output'
-import { changeLsn, commitLsn, endLsn, positionLsn, seqAtOrBelow } from './positions'
-import { batchSql, parseBatch, resumePoint, type ChangeRow } from './reader'
+import { DurableHold } from './durable-hold'
+import { TransactionAssembler } from './transactions'
+import { positionLsn, seqAtOrBelow } from './positions'
+import { batchSql, parseBatch, resumePoint } from './reader'
 import { schedulePrune } from './prune'
 import { acquireSlot, releaseSlot } from './slots'
 import { backendOf } from '../backend/backend'
@@ -90,12 +86,8 @@ export interface SessionOptions {
   durability?: DurabilityGate
 }
 
-const ACTIONS: Record<string, Action | undefined> = { I: 'insert', U: 'update', D: 'delete', T: 'truncate' }
 
 const pgNow = (): bigint => pgTimestampFromDate(Date.now())
-
-/** Where send() puts XLogData's clock: after 'd', the length, 'w', walStart and walEnd. */
-const XLOGDATA_CLOCK_OFFSET = 1 + 4 + 1 + 8 + 8
 
 export class ReplicationSession {
   readonly done: Promise<void>
@@ -103,27 +95,16 @@ export class ReplicationSession {
   private wake: (() => void) | null = null
   private pending = false
   private readonly catalog = new CatalogHistory()
-  /** relid -> "shapeVersion:publicationVersion" of the Relation last sent. */
-  private readonly sentRelations = new Map<number, string>()
+  private readonly transactions: TransactionAssembler
+  private readonly hold: DurableHold
   private readonly frameWriter = new ByteWriter(4096)
   private afterSeq = 0n
   private threshold = -1n
   private lastKeepaliveLsn: Lsn = -1n
   private lastReplyAt = Date.now()
   private pendingConfirm: Lsn | null = null
-  /** Transaction being streamed: Begin sent, Commit not yet. */
-  private open: { xid: bigint; lastSeq: bigint; commitTime: bigint } | null = null
-  private deferredMessages: Extract<PgoutputMessage, { tag: 'M' }>[] = []
   private copyDoneReceived = false
   private replyWanted = false
-  /** The transaction whose non-transactional messages were already sent ahead of it. */
-  private scannedXid = -1n
-  private scannedUpTo = -1n
-  /**
-   * Frames read ahead of durability, in stream order, each with the durable
-   * position that releases it. At most one batch: no read while any is held.
-   */
-  private held: { until: bigint; bytes: Uint8Array; commit?: Lsn }[] = []
   /**
    * Commit LSN of the last Commit written to the consumer: an acknowledgement
    * at or past it covers everything sent (a restart resumes after it).
@@ -133,8 +114,6 @@ export class ReplicationSession {
   private clientFlushed: Lsn = 0n
   /** Set by finish(): no more reads; wakes the wait when the consumer has confirmed everything sent. */
   private finishing: { confirmed: () => void } | null = null
-  /** Commit position of the transaction whose frames are being written. */
-  private emitUntil = 0n
 
   readonly pid: number
 
@@ -149,6 +128,10 @@ export class ReplicationSession {
     acquireSlot(db, opts.slot, this)
     const start = opts.startLsn > opts.confirmedFlush ? opts.startLsn : opts.confirmedFlush
     this.threshold = seqAtOrBelow(start)
+    // At most one batch is held: no read while any is (pump()).
+    const gate = opts.durability
+    this.hold = new DurableHold(gate && (() => gate.position()), (bytes, commit) => this.written(bytes, commit))
+    this.transactions = new TransactionAssembler(this.catalog, opts, (m, walStart, commit) => this.send(m, walStart, commit))
     // The sink hears of the end once the slot is free again.
     this.done = this.run()
       .finally(() => this.cleanup())
@@ -263,7 +246,7 @@ export class ReplicationSession {
       await this.flushConfirm()
       // Frames of commits that never became durable while the stream ran
       // are dropped: the consumer has not seen (nor acknowledged) them.
-      this.held = []
+      this.hold.drop()
       // The walsender's last word before its CopyDone (the sink sends that).
       if (this.copyDoneReceived) this.keepalive(true, false)
     } catch (e) {
@@ -293,7 +276,7 @@ export class ReplicationSession {
     let busy = 0
     for (;;) {
       // Read ahead of durability by one batch at most: the release wakes us.
-      if (this.held.length > 0) return this.idleKeepalive(this.opts.durability!.position())
+      if (this.hold.size > 0) return this.idleKeepalive(this.opts.durability!.position())
       await this.sink.drain?.()
       if (this.stopped || this.finishing || this.db.closed) return
       const sets = await readWhenIdle(this.db, this.catalog.refreshSql() + batchSql(this.afterSeq, limit))
@@ -312,101 +295,18 @@ export class ReplicationSession {
         // Finishing, the consumer is asked to confirm what it has: no more.
         if (this.stopped || this.finishing) return
         const row = rows[i]
-        if (this.open && row.xid !== this.open.xid) this.commit()
+        this.transactions.arrive(row)
         this.afterSeq = row.seq
         if (row.lastSeq <= this.threshold) continue
-        this.emitUntil = row.lastSeq
-        if (!this.open && row.xid !== this.scannedXid) {
-          // PostgreSQL decodes a transaction at its commit, so its
-          // non-transactional messages (sent at once) precede its Begin.
-          this.scannedXid = row.xid
-          let j = i
-          for (; j < rows.length && rows[j].xid === row.xid; j++) {
-            if (rows[j].op === 'm') this.apply(rows[j])
-          }
-          this.scannedUpTo = rows[j - 1].seq
-        }
-        if (row.op === 'm' && row.xid === this.scannedXid && !this.lateMessage(row)) continue
-        this.apply(row)
+        this.hold.until = row.lastSeq
+        this.transactions.take(rows, i)
       }
       if (batch.complete) {
-        if (this.open) this.commit()
+        this.transactions.caughtUp()
         const durable = this.opts.durability?.position()
         return this.idleKeepalive(durable !== undefined && durable < batch.position ? durable : batch.position)
       }
     }
-  }
-
-  /** A non-transactional message of the scanned transaction that lay beyond the scanned batch. */
-  private lateMessage(row: ChangeRow): boolean {
-    return row.seq > this.scannedUpTo
-  }
-
-  private begin(row: ChangeRow): void {
-    if (this.open) return
-    this.open = { xid: row.xid, lastSeq: row.lastSeq, commitTime: row.commitTime }
-    this.send(
-      { tag: 'B', finalLsn: commitLsn(row.lastSeq), commitTime: row.commitTime, xid: Number(row.xid & 0xffffffffn) },
-      changeLsn(row.seq),
-    )
-  }
-
-  private commit(): void {
-    const t = this.open!
-    this.open = null
-    const end = endLsn(t.lastSeq)
-    const commit = commitLsn(t.lastSeq)
-    this.send({ tag: 'C', flags: 0, commitLsn: commit, endLsn: end, commitTime: t.commitTime }, end, commit)
-    for (const m of this.deferredMessages.splice(0)) this.send(m, m.lsn)
-  }
-
-  private apply(row: ChangeRow): void {
-    if (row.op === 'M' || row.op === 'm') {
-      if (!this.opts.messages) return
-      const m: Extract<PgoutputMessage, { tag: 'M' }> = {
-        tag: 'M',
-        flags: row.op === 'M' ? MESSAGE_TRANSACTIONAL : 0,
-        lsn: changeLsn(row.seq),
-        prefix: row.oldRow ?? '',
-        content: hexToBytes(row.newRow ?? ''),
-      }
-      if (row.op === 'M') {
-        this.begin(row)
-        this.send(m, m.lsn)
-      } else if (this.open) {
-        // A non-transactional message goes out at once, never inside another
-        // transaction's Begin/Commit: hold it until this Commit.
-        this.deferredMessages.push(m)
-      } else {
-        this.send(m, m.lsn)
-      }
-      return
-    }
-    const rel = this.catalog.relation(row.relid, row.seq)
-    const shape = rel?.value
-    if (!rel || !shape) return // table dropped before it was ever described
-    const pubs = this.catalog.publicationsAt(row.seq)
-    const action = ACTIONS[row.op]
-    if (!action) throw new PgError({ code: 'XX000', message: `unknown change-log op "${row.op}"` })
-    const published = isPublished(pubs?.value ?? [], this.opts.publications, row.relid, shape, action)
-    if (!published) {
-      if (action === 'truncate') this.sentRelations.delete(row.relid)
-      return
-    }
-    const msg = changeMessage(row, shape)
-    if (!msg) return
-    this.begin(row)
-    this.ensureRelation(row.relid, shape, `${rel.id}:${pubs?.id ?? 0}`)
-    this.send(msg, changeLsn(row.seq))
-    // TRUNCATE gives the table a new relfilenode: pgoutput's relcache entry is
-    // invalidated and the Relation goes out again before the next change.
-    if (action === 'truncate') this.sentRelations.delete(row.relid)
-  }
-
-  private ensureRelation(relid: number, shape: RelationShape, version: string): void {
-    if (this.sentRelations.get(relid) === version) return
-    for (const m of relationMessages(relid, shape)) this.send(m, 0n)
-    this.sentRelations.set(relid, version)
   }
 
   /** CopyData('d') around XLogData('w') around the pgoutput message, built in one buffer. */
@@ -416,14 +316,7 @@ export class ReplicationSession {
     w.char('d').int32(0).char('w').uint64(walStart).uint64(walStart).int64(pgNow())
     writePgoutput(w, m)
     w.patchInt32(1, w.length - 1)
-    this.emit(w.toBytes(), commit)
-  }
-
-  /** To the consumer now, or held until the frame's commit is durable. `commit`: the frame is a Commit. */
-  private emit(bytes: Uint8Array, commit?: Lsn): void {
-    const gate = this.opts.durability
-    if (gate && (this.held.length > 0 || this.emitUntil > gate.position())) this.held.push({ until: this.emitUntil, bytes, commit })
-    else this.written(bytes, commit)
+    this.hold.emit(w.toBytes(), commit)
   }
 
   private written(bytes: Uint8Array, commit?: Lsn): void {
@@ -433,23 +326,13 @@ export class ReplicationSession {
 
   /** Frames read ahead of durability and not yet sent (diagnostics, tests). */
   get heldFrames(): number {
-    return this.held.length
+    return this.hold.size
   }
 
   /** Sends the held frames that are durable now, in order. */
   private release(): void {
     if (this.stopped || this.finishing) return
-    const durable = this.opts.durability!.position()
-    const now = pgNow()
-    let n = 0
-    while (n < this.held.length && this.held[n].until <= durable) {
-      const { bytes, commit } = this.held[n++]
-      // XLogData's clock is the time of transmission: now, not when it was encoded.
-      new DataView(bytes.buffer, bytes.byteOffset).setBigInt64(XLOGDATA_CLOCK_OFFSET, now)
-      this.written(bytes, commit)
-    }
-    if (n === 0) return
-    this.held.splice(0, n)
+    if (this.hold.release(pgNow()) === 0) return
     // Durable from this moment: out now, ahead of whatever else the flush's completion wakes.
     this.sink.flush?.()
   }
