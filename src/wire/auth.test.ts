@@ -9,17 +9,8 @@ import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { createServer, type Server, type Socket } from 'node:net'
 import { PgError } from '../protocol/errors'
-import {
-  authenticationOk,
-  base64Decode,
-  base64Encode,
-  constantTimeEqual,
-  createAuthExchange,
-  md5PasswordResponse,
-  saslprep,
-  type AuthExchange,
-  type AuthMethod,
-} from './auth'
+import { authenticationOk, createAuthExchange, md5PasswordResponse, type AuthExchange, type AuthMethod } from './auth'
+import { base64Decode, base64Encode, constantTimeEqual, saslprep } from './scram'
 import { md5, md5Hex } from './md5'
 
 const enc = new TextEncoder()
