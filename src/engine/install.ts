@@ -4,9 +4,9 @@
 // whole committed transactions.
 
 import type { PGlite } from '@electric-sql/pglite'
-import { INSTALL_SQL, SEARCH_PATH, TRACK_ALL_SQL, searchPathSql } from './capture/schema.sql.ts'
-import { LEGACY_SLOTS_SQL, SLOTS_SQL } from './capture/slots.sql.ts'
-import { ADVISORY_SQL } from './capture/advisory.sql.ts'
+import { ENGINE_SQL, LOG_SQL } from './capture/sql.generated'
+import { LEGACY_SLOTS_SQL, SEARCH_PATH, TRACK_ALL_SQL, searchPathSql } from './capture/names'
+import { POSITION_LSN_SQL } from './replication/positions'
 import { Backend, hasBackend, setBackend, type BackendOptions } from './backend/backend'
 import { parseLsn } from '../protocol/lsn'
 import { run } from './replication/exclusive'
@@ -44,9 +44,11 @@ export interface TrackingOptions {
  */
 export async function installChangeTracking(db: PGlite, options: TrackingOptions = {}): Promise<void> {
   const { rows } = await db.query<{ db: string }>('SELECT current_database() AS db')
-  await db.exec(INSTALL_SQL)
-  await db.exec(SLOTS_SQL)
-  await db.exec(ADVISORY_SQL)
+  for (const sql of ENGINE_SQL) {
+    await db.exec(sql)
+    // The log made the schema; the rest may call position_lsn.
+    if (sql === LOG_SQL) await db.exec(POSITION_LSN_SQL)
+  }
   await db.exec(searchPathSql(rows[0].db))
   await db.query('DELETE FROM _tabgres.excluded_tables')
   for (const pattern of options.excludeTables ?? []) await db.query('INSERT INTO _tabgres.excluded_tables VALUES ($1)', [pattern])

@@ -20,6 +20,18 @@ export interface ChangeRecord {
 
 const ZERO_TABLES = '\\_zero\\_%'
 
+/** A row's values as typed JSON, for getChangesSince. */
+const ROW_JSON_SQL = /* sql */ `
+CREATE OR REPLACE FUNCTION _tabgres.row_json(rel oid, row_text text) RETURNS jsonb
+LANGUAGE plpgsql STABLE AS $$
+DECLARE j jsonb;
+BEGIN
+  IF row_text IS NULL THEN RETURN NULL; END IF;
+  EXECUTE format('SELECT to_jsonb($1::%s)', (SELECT reltype::regtype::text FROM pg_class WHERE oid = rel))
+    INTO j USING row_text;
+  RETURN j;
+END $$;`
+
 const ZERO_SLOTS_VIEW = /* sql */ `
 CREATE OR REPLACE VIEW public._zero_replication_slots AS
   SELECT slot_name, plugin, 'logical'::text AS slot_type, current_database()::text AS database, temporary,
@@ -31,6 +43,7 @@ CREATE OR REPLACE VIEW public._zero_replication_slots AS
 export async function installChangeTracking(db: PGlite, options: TrackingOptions = {}): Promise<void> {
   await installEngine(db, { retention: 'keep', excludeTables: [ZERO_TABLES], ...options })
   await db.exec(ZERO_SLOTS_VIEW)
+  await db.exec(ROW_JSON_SQL)
 }
 
 const OP_NAMES = { I: 'INSERT', U: 'UPDATE', D: 'DELETE' } as const

@@ -14,8 +14,7 @@
 import { ByteReader } from '../protocol/bytes'
 import { BackendTag } from '../protocol/backend'
 import { forEachMessage } from '../protocol/backend-decode'
-import { COMMIT_CHANNEL } from '../engine/capture/schema.sql.ts'
-import { CONTROL_SQLSTATE } from '../engine/capture/slots.sql.ts'
+import { COMMIT_CHANNEL, CONTROL_SQLSTATE } from '../engine/capture/names'
 
 const WAL_LEVEL_WARNING = '"wal_level" is insufficient to publish logical changes'
 const latin1 = new TextDecoder('latin1')

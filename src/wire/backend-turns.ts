@@ -21,37 +21,29 @@ import { query, SYNC } from '../protocol/frontend'
 import { StatementNames } from './statement-names'
 import { malformedMessage } from '../protocol/frontend-validate'
 import { filterBackendOutput } from './backend-filter'
-import { ADVISORY_BUSY } from '../engine/capture/advisory.sql.ts'
+import { ADVISORY_BUSY } from '../engine/capture/names'
 import { signalCommit } from '../engine/replication/notifier'
 import { SessionCore, latin1, decodableQuery } from './session-core'
 
 export abstract class BackendTurns extends SessionCore {
   /** The shared backend, held from a statement that needs it until ReadyForQuery says idle. */
   protected lease: Lease | null = null
-
   /** A transaction block the backend has not seen yet, or one reading an imported snapshot. */
   protected block: Block | null = null
-
   /** Aborts the current wait for the backend (cancel, hang-up, termination). */
   protected waitAbort: AbortController | null = null
-
   /** Ends the member turn of a snapshot-importing transaction. */
   protected memberTurnEnd: (() => void) | null = null
 
   /** A statement answered here failed inside an extended-query sequence: discard up to Sync. */
   protected discarding = false
-
   protected readonly names = new StatementNames(`_tg${this.processId}_`)
-
   /** Temporary slots this connection created: any ERROR drops them, as PostgreSQL does. */
   protected readonly temporarySlots = new Set<string>()
-
   /** Extended-query messages went to the backend since its last ReadyForQuery. */
   protected extendedOpen = false
-
   /** An extended-query message failed: the backend ignores all but Sync. */
   protected awaitingSync = false
-
   /** What must reach the backend before this message (a statement the session answered itself), or null. */
   protected abstract pendingMaterial(tag: string, body: Uint8Array): unknown
   /** The session's bookkeeping of statements it answers itself, for a Parse or Close going to the backend. */

@@ -18,7 +18,6 @@ import { BackendTurns } from './backend-turns'
 export abstract class LocalAnswers extends BackendTurns {
   /** Statements this session keeps to itself (transaction control), by client name. */
   protected readonly localStatements = new Map<string, LocalStatement>()
-
   /** Portals bound to such statements. */
   protected readonly localPortals = new Map<string, { statement: string; bind: Uint8Array }>()
 

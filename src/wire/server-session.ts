@@ -21,7 +21,6 @@ export type { Connection, EngineResolver, ServerOptions, WireEngine } from './se
 
 export class ServerSession extends WalsenderConnection {
   protected auth: AuthExchange | null = null
-
   protected startupInfo: StartupInfo & { applicationName: string } = { roleExists: true, database: '', serverVersion: '', applicationName: '' }
 
   protected async startup(m: FrontendMessage): Promise<void> {

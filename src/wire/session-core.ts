@@ -65,20 +65,14 @@ export const sessions = new Map<number, SessionCore>()
 
 export abstract class SessionCore {
   protected readonly reader = new FrontendReader()
-
   protected state: State = 'startup'
-
   protected work: Promise<void> = Promise.resolve()
-
   protected user = ''
   /** A replication connection (`replication=database`). */
   replication = false
   protected readonly processId = nextProcessId++
-
   readonly secretKey = (Math.random() * 0x7fffffff) | 0
-
   protected settingsOf: SessionSettings | null = null
-
   /** This session's run-time parameters (./session-settings.ts); the database is known from start-up on. */
   protected get settings(): SessionSettings {
     return (this.settingsOf ??= new SessionSettings(this.engine.db))
@@ -91,12 +85,9 @@ export abstract class SessionCore {
 
   /** The database this session connected to (chosen by the start-up packet when the server has several). */
   protected engine: WireEngine
-
   protected resolve: EngineResolver | null = null
-
   /** Messages received and not yet handled, in order (message() may take a run of them at once). */
   protected readonly inbox: FrontendMessage[] = []
-
   protected draining = false
 
   constructor(
@@ -236,7 +227,6 @@ export abstract class SessionCore {
   // ---- idle timers (a session's own: the backend never has them)
 
   protected idleTimer: ReturnType<typeof setTimeout> | null = null
-
   /** transaction_timeout of the transaction in progress. */
   protected txTimer: ReturnType<typeof setTimeout> | null = null
 

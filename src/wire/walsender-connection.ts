@@ -16,13 +16,10 @@ import { CopyInSession } from './copy-in'
 
 export abstract class WalsenderConnection extends CopyInSession {
   protected stream: ReplicationSession | null = null
-
   /** shutdown() is finishing the stream: its end ends the session. */
   protected shuttingDown = false
-
   /** Settles with the stream once START_REPLICATION has started it, or null when it failed. */
   protected streamStarted: Promise<ReplicationSession | null> = Promise.resolve(null)
-
   protected streamDone: Promise<void> | null = null
 
   protected interrupt(reason: PgError): void {

@@ -6,7 +6,7 @@
 
 import { PGlite } from '@electric-sql/pglite'
 import { afterEach, describe, expect, it } from 'vitest'
-import { getChangesSince } from '../../src/orez/change-tracker'
+import { getChangesSince, installChangeTracking as installOrez } from '../../src/orez/change-tracker'
 import { installChangeTracking } from '../../src/engine/install'
 import { handleReplicationQuery } from '../../src/wire/walsender'
 import { idle } from '../../src/engine/replication/exclusive'
@@ -24,9 +24,9 @@ async function pruneOnce(db: PGlite, retention: Retention) {
   return idle(db, (s) => pruneChangeLog(s, retention, slotHorizon(db)), true)
 }
 
-async function open(): Promise<PGlite> {
+async function open(install: (db: PGlite) => Promise<void> = installChangeTracking): Promise<PGlite> {
   db = new PGlite()
-  await installChangeTracking(db)
+  await install(db)
   await db.exec(`CREATE TABLE t (id int PRIMARY KEY, v text); CREATE PUBLICATION p FOR TABLE t;`)
   return db
 }
@@ -133,7 +133,8 @@ describe('change log storage', () => {
   })
 
   it('getChangesSince pages through statements change by change, skipping messages and dropped tables', async () => {
-    const db = await open()
+    // getChangesSince is orez's API: it reads what orez's install keeps.
+    const db = await open((db) => installOrez(db))
     await db.exec(`INSERT INTO t SELECT g, 'a' || g FROM generate_series(1, 10) g`)
     await db.exec(`SELECT pg_logical_emit_message(true, 'skipped', 'by getChangesSince')`)
     await db.exec(`CREATE TABLE gone (id int); INSERT INTO gone VALUES (1), (2); DROP TABLE gone`)

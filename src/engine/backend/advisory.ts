@@ -4,7 +4,7 @@
 // holds the backend now, so that the next statement's lock functions read
 // the truth.
 
-import { ADVISORY_FILE } from '../capture/advisory.sql.ts'
+import { ADVISORY_FILE } from '../capture/names'
 import type { StoreFs } from '../replication/slot-store'
 import { lockTimeoutError, statementTimeoutError, type WaitBounds } from './arbiter'
 

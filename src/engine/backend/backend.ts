@@ -15,7 +15,7 @@ import { Snapshots } from './snapshots'
 import { committedPosition } from '../replication/notifier'
 import { positionLsn } from '../replication/positions'
 import { parseLsn } from '../../protocol/lsn'
-import { SESSIONS_FILE } from '../capture/slots.sql.ts'
+import { SESSIONS_FILE } from '../capture/names'
 
 /** How the engine reaches a session: to end it (pg_terminate_backend) or cancel what it waits for. */
 export interface SessionControl {

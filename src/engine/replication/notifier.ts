@@ -11,7 +11,7 @@
 // is exact at any moment.
 
 import type { PGlite } from '@electric-sql/pglite'
-import { COMMIT_CHANNEL } from '../capture/schema.sql.ts'
+import { COMMIT_CHANNEL } from '../capture/names'
 
 interface Hub {
   listeners: Set<() => void>

@@ -6,7 +6,8 @@
 // from durable state (they survive restarts and pruning), commit LSNs strictly
 // increase, Begin.finalLsn == Commit.commitLsn, and the idle position
 // changeLsn(P)+48 stays below any later commit (whose L > P).
-// _tabgres_sql.pg_current_wal_lsn() in capture/schema.sql.ts uses the same formula.
+// SQL gets the same formula from here (POSITION_LSN_SQL): pg_current_wal_lsn()
+// reports the position as the stream does.
 
 import type { Lsn } from '../../protocol/lsn'
 
@@ -27,3 +28,7 @@ export function seqAtOrBelow(lsn: Lsn): bigint {
   if (lsn < LSN_BASE + 32n) return -1n
   return (lsn - LSN_BASE - 32n) / STEP
 }
+
+/** _tabgres.position_lsn(pos): positionLsn in SQL, made from the constants above. */
+export const POSITION_LSN_SQL = `CREATE OR REPLACE FUNCTION _tabgres.position_lsn(pos bigint) RETURNS pg_lsn
+LANGUAGE sql IMMUTABLE AS $$ SELECT '0/0'::pg_lsn + (${LSN_BASE} + pos * ${STEP} + 48) $$;`

@@ -1,25 +1,16 @@
-// SQL for the catalog views consumers read about replication slots.
-//
-// PGlite's walsender machinery is absent (no logical slots in single-user
-// mode), so its pg_catalog.pg_replication_slots is always empty. Consumers
-// (zero-cache, pg-logical-replication users, psql) query that view to find
-// their slot and its confirmed_flush_lsn, so tabgres replaces it with a view
-// of the same columns and types over the engine's slot file
-// (replication/slot-store.ts), read with pg_read_file at query time: it shows
-// a slot the moment it exists, whatever transaction the reader is in, just as
-// PostgreSQL's view reads shared memory. Replacing (rather than shadowing
-// through search_path) makes schema-qualified queries work too.
-// Column list: PostgreSQL 18's system_views.sql (PGlite 0.5.17 is 18.7).
+-- SQL for the catalog views consumers read about replication slots.
+--
+-- PGlite's walsender machinery is absent (no logical slots in single-user
+-- mode), so its pg_catalog.pg_replication_slots is always empty. Consumers
+-- (zero-cache, pg-logical-replication users, psql) query that view to find
+-- their slot and its confirmed_flush_lsn, so tabgres replaces it with a view
+-- of the same columns and types over the engine's slot file
+-- (replication/slot-store.ts), read with pg_read_file at query time: it shows
+-- a slot the moment it exists, whatever transaction the reader is in, just as
+-- PostgreSQL's view reads shared memory. Replacing (rather than shadowing
+-- through search_path) makes schema-qualified queries work too.
+-- Column list: PostgreSQL 18's system_views.sql (PGlite 0.5.17 is 18.7).
 
-import { SLOTS_FILE } from '../replication/slot-store'
-import { ADVISORY_FILE } from './advisory.sql.ts'
-
-/** Where the engine lists the process IDs of live sessions, for pg_terminate_backend (PGlite's MEMFS). */
-export const SESSIONS_FILE = '/tmp/tabgres/sessions.json'
-/** The SQLSTATE of a control notice: a request from SQL to the engine, never shown to a client (wire/backend-filter.ts). */
-export const CONTROL_SQLSTATE = 'TG000'
-
-export const SLOTS_SQL = /* sql */ `
 -- The slot file's records, read at each call (VOLATILE: never cached in a plan).
 DO $$ BEGIN
   IF to_regtype('_tabgres.slot_record') IS NULL THEN
@@ -29,7 +20,7 @@ DO $$ BEGIN
 END $$;
 CREATE OR REPLACE FUNCTION _tabgres.slot_records() RETURNS SETOF _tabgres.slot_record
 LANGUAGE sql VOLATILE AS $$
-  SELECT * FROM json_to_recordset(COALESCE(pg_catalog.pg_read_file('${SLOTS_FILE}', true), '[]')::json)
+  SELECT * FROM json_to_recordset(COALESCE(pg_catalog.pg_read_file('pg_tabgres/slots.json', true), '[]')::json)
     AS s(slot_name text, plugin text, temporary boolean, restart_lsn pg_lsn, confirmed_flush_lsn pg_lsn,
          created_at timestamptz, active_pid int, inactive_since timestamptz)
 $$;
@@ -106,25 +97,25 @@ LANGUAGE internal STABLE STRICT PARALLEL RESTRICTED AS 'pg_backend_pid';
 SELECT _tabgres.forget_builtin('pg_catalog.pg_backend_pid()');
 CREATE OR REPLACE FUNCTION pg_catalog.pg_backend_pid() RETURNS integer
 LANGUAGE sql VOLATILE AS $$
-  SELECT COALESCE((pg_catalog.pg_read_file('${ADVISORY_FILE}', true)::json->>'holder')::int, _tabgres.pglite_backend_pid())
+  SELECT COALESCE((pg_catalog.pg_read_file('/tmp/tabgres/advisory.json', true)::json->>'holder')::int, _tabgres.pglite_backend_pid())
 $$;
 
 -- The slot functions and pg_terminate_backend / pg_cancel_backend act on what
 -- the engine owns (the slot store, the sessions), not on PGlite's backend:
 -- they check what they can read (the files above), then ask the engine with
--- a control notice (SQLSTATE ${CONTROL_SQLSTATE}, JSON message), which the session
+-- a control notice (SQLSTATE TG000, JSON message), which the session
 -- that ran the statement carries out as the statement returns and removes
 -- from what its client sees. As in PostgreSQL, what they do is not undone
 -- by a rollback. PGlite's own pg_terminate_backend would end its one backend.
 CREATE OR REPLACE FUNCTION _tabgres.control(request json) RETURNS void
 LANGUAGE plpgsql VOLATILE SET client_min_messages = notice AS $$
 BEGIN
-  RAISE NOTICE USING ERRCODE = '${CONTROL_SQLSTATE}', MESSAGE = request::text;
+  RAISE NOTICE USING ERRCODE = 'TG000', MESSAGE = request::text;
 END $$;
 
 CREATE OR REPLACE FUNCTION _tabgres.session_pids() RETURNS SETOF int
 LANGUAGE sql VOLATILE AS $$
-  SELECT value::int FROM json_array_elements_text(COALESCE(pg_catalog.pg_read_file('${SESSIONS_FILE}', true), '[]')::json)
+  SELECT value::int FROM json_array_elements_text(COALESCE(pg_catalog.pg_read_file('/tmp/tabgres/sessions.json', true), '[]')::json)
 $$;
 
 CREATE OR REPLACE FUNCTION _tabgres.signal_backend(op text, pid int) RETURNS boolean
@@ -215,9 +206,3 @@ SELECT _tabgres.forget_builtin('pg_catalog.pg_replication_slot_advance(name, pg_
 CREATE OR REPLACE FUNCTION pg_catalog.pg_replication_slot_advance(
   slot_name name, upto_lsn pg_lsn, OUT slot_name name, OUT end_lsn pg_lsn)
 LANGUAGE sql STRICT VOLATILE AS $$ SELECT $1, _tabgres.advance_slot($1, $2) $$;
-
-`
-
-/** Slots an older version kept in a table, read once into the slot file; then the table goes. */
-export const LEGACY_SLOTS_SQL = /* sql */ `
-SELECT slot_name, plugin, temporary::text, confirmed_flush_lsn::text, restart_lsn::text, created_at::text FROM _tabgres.slots`
