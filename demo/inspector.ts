@@ -4,7 +4,7 @@
 // primary can prune its change log), and counts transactions/s, changes/s and
 // commit-to-frame latency.
 
-import { dateFromPgTimestamp, formatLsn, type PgoutputMessage, type ReplicationStream, type StreamMessage } from '../src/client'
+import { dateFromPgTimestamp, formatLsn, replicate, type PgoutputMessage, type ReplicationStream, type XLogMessage } from '../src/client'
 import { describe, kindName, type Relation } from './describe'
 import { h, hexDump } from './dom'
 
@@ -39,26 +39,25 @@ export class Inspector {
     setInterval(() => this.renderCounters(), 1000) // rates decay while idle
   }
 
+  /** Reads the stream to its end; replicate() acknowledges each commit once it is on screen. */
   async run(stream: ReplicationStream): Promise<void> {
-    for await (const m of stream.messages()) this.onMessage(stream, m)
+    await replicate(stream, (msg, xlog) => this.onMessage(msg, xlog), {
+      onApplied: (lsn) => {
+        this.acked = formatLsn(lsn)
+        this.renderCounters()
+      },
+      onKeepalive: () => this.totals.keepalives++,
+    })
   }
 
-  private onMessage(stream: ReplicationStream, m: StreamMessage): void {
-    if (m.kind === 'keepalive') {
-      this.totals.keepalives++
-      // Caught up and asked to reply: everything before walEnd was read.
-      if (m.replyRequested && !this.group) this.ack(stream, m.walEnd)
-      this.renderCounters()
-      return
-    }
-    const msg = m.message
+  private onMessage(msg: PgoutputMessage, m: XLogMessage): void {
     if (msg.tag === 'R') this.relations.set(msg.relationOid, msg)
     if (msg.tag === 'B') this.openGroup(msg)
     const line = this.line(msg, m.walStart, m.data)
     if (this.groupBody) this.groupBody.append(line)
     else this.prepend(h('div', { class: 'txn standalone', 'data-testid': 'inspector-txn' }, line)) // a non-transactional message
     if (msg.tag === 'I' || msg.tag === 'U' || msg.tag === 'D' || msg.tag === 'T') this.changes++
-    if (msg.tag === 'C') this.closeGroup(stream, msg)
+    if (msg.tag === 'C') this.closeGroup(msg)
   }
 
   private openGroup(b: Extract<PgoutputMessage, { tag: 'B' }>): void {
@@ -79,7 +78,7 @@ export class Inspector {
     while (this.list.children.length > KEEP) this.list.lastElementChild!.remove()
   }
 
-  private closeGroup(stream: ReplicationStream, c: Extract<PgoutputMessage, { tag: 'C' }>): void {
+  private closeGroup(c: Extract<PgoutputMessage, { tag: 'C' }>): void {
     const latencyMs = Math.max(0, Date.now() - dateFromPgTimestamp(c.commitTime).getTime())
     this.samples.push({ at: performance.now(), changes: this.changes, latencyMs })
     this.totals.transactions++
@@ -89,14 +88,7 @@ export class Inspector {
     this.group?.classList.remove('open')
     if (this.list.children.length > 3) this.group?.removeAttribute('open')
     this.group = this.groupBody = null
-    this.ack(stream, c.endLsn)
-    this.renderCounters()
     this.onCommit()
-  }
-
-  private ack(stream: ReplicationStream, lsn: bigint): void {
-    stream.ack(lsn)
-    this.acked = formatLsn(lsn)
   }
 
   private line(m: PgoutputMessage, walStart: bigint, data: Uint8Array): HTMLElement {

@@ -6,7 +6,7 @@
 
 import { PGlite } from '@electric-sql/pglite'
 import * as Comlink from 'comlink'
-import { formatLsn, ReplicaApplier, ReplicationStream, type PgoutputMessage } from '../src/client'
+import { formatLsn, replicate, ReplicaApplier, ReplicationStream, type PgoutputMessage } from '../src/client'
 import { checksums, type TableRef } from './checksum'
 import type { Snapshot } from './snapshot'
 
@@ -50,26 +50,19 @@ const api = {
     const stream = new ReplicationStream(port)
     let transactions = 0
     let applied = snapshot.lsn
-    void (async () => {
-      let inTransaction = false
-      for await (const m of stream.messages()) {
-        if (m.kind === 'keepalive') {
-          // Nothing half-applied: everything up to walEnd is here.
-          if (m.replyRequested && !inTransaction) stream.ack(m.walEnd)
-          continue
-        }
-        inTransaction = m.message.tag !== 'C' && (inTransaction || m.message.tag === 'B')
-        await applier.apply(m.message)
-        if (m.message.tag === 'C') {
-          stream.ack(m.message.endLsn)
-          transactions++
-          applied = formatLsn(m.message.endLsn)
-          progress({ applied, transactions })
-        }
-      }
-    })().catch((e: unknown) => {
+    // replicate() acknowledges each transaction once the applier committed it.
+    const apply = async (m: PgoutputMessage) => {
+      await applier.apply(m)
+      if (m.tag === 'C') transactions++
+    }
+    void replicate(stream, apply, {
+      onApplied: (lsn) => {
+        if (formatLsn(lsn) === applied) return // a keepalive with nothing new
+        applied = formatLsn(lsn)
+        progress({ applied, transactions })
+      },
+    }).catch((e: unknown) => {
       progress({ applied, transactions, error: e instanceof Error ? e.message : String(e) })
-      void stream.close().catch(() => {})
     })
     progress({ applied, transactions })
   },

@@ -1,6 +1,6 @@
 // tabgres in the page: openDatabase() spawns the database's dedicated worker
 // and returns a typed handle. Nothing here imports worker internals except the
-// API's type; protocol types and codecs come from src/shared.
+// API's type; protocol types and codecs come from src/protocol.
 
 import * as Comlink from 'comlink'
 import type { QueryOptions, Results } from '@electric-sql/pglite'
@@ -14,6 +14,7 @@ import { ReplicationStream } from './stream'
 export { PgError } from '../protocol/errors'
 export { decodePgoutput } from '../protocol/pgoutput-decode'
 export { ReplicationStream, type StreamMessage } from './stream'
+export { replicate, type ReplicateOptions, type XLogMessage } from './replicate'
 export { ReplicaApplier, ReplicaApplyError, type AppliedCommit, type ApplierOptions, type ApplyTarget } from './replica/apply'
 export { formatLsn, parseLsn, type Lsn }
 export type { PgoutputMessage, RelationColumn, Tuple, TupleColumn } from '../protocol/pgoutput'

@@ -1,4 +1,4 @@
-// The page's end of a replication stream (see shared/stream-port.ts): raw
+// The page's end of a replication stream (see protocol/stream-port.ts): raw
 // CopyData frames as they arrive, decoded messages, acknowledgements.
 
 import { PgError } from '../protocol/errors'

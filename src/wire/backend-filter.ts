@@ -5,7 +5,7 @@
 //   PGlite's raw protocol path hands it to whoever ran the statement, so it is
 //   taken out here and turned into the wake-up it stands for.
 // - Control notices (SQLSTATE TG000): requests from the slot functions and
-//   pg_terminate_backend to the engine (capture/slots.sql.ts), carried out by
+//   pg_terminate_backend to the engine (capture/slots.sql), carried out by
 //   the session that ran the statement.
 // - The WARNING that CREATE/ALTER PUBLICATION raises because PGlite's real
 //   wal_level is 'replica': tabgres provides logical decoding itself.

@@ -391,7 +391,7 @@ export interface Block {
   queried: boolean
 }
 
-/** The reply holds the 55P03 of a waiting advisory lock function (capture/advisory.sql.ts). */
+/** The reply holds the 55P03 of a waiting advisory lock function (capture/advisory.sql). */
 function isAdvisoryBusy(out: Uint8Array): boolean {
   if (!hasErrorResponse(out)) return false
   const e = firstError(out)

@@ -9,7 +9,7 @@
 // between transactions (replication/exclusive.ts).
 // Durability: a call that may have written resolves after the group commit
 // that makes it durable (engine.ts), unless the database was opened 'relaxed'.
-// Errors: anything thrown leaves as a PgError (shared/comlink-errors.ts), and
+// Errors: anything thrown leaves as a PgError (protocol/comlink-errors.ts), and
 // the worker stays usable after any bad call.
 
 import { type PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite'
@@ -241,7 +241,7 @@ export function makeApi() {
       await replicationCommand({ kind: 'DROP_REPLICATION_SLOT', slot: truncateIdentifier(name), wait })
     },
 
-    /** Streams on `port` (see shared/stream-port.ts); resolves once streaming started. */
+    /** Streams on `port` (see protocol/stream-port.ts); resolves once streaming started. */
     async startReplication(port: MessagePort, req: StartReplicationRequest): Promise<void> {
       const e = current()
       const writer = new PortWriter(port, req.window)

@@ -1,5 +1,5 @@
 // The session-level advisory locks of one database, held by the engine per
-// session (capture/advisory.sql.ts says why and how SQL reaches them).
+// session (capture/advisory.sql says why and how SQL reaches them).
 // Every change is written to PGlite's MEMFS at once, with the session that
 // holds the backend now, so that the next statement's lock functions read
 // the truth.

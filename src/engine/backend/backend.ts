@@ -139,7 +139,7 @@ export class Backend {
   }
 }
 
-/** What the engine does for a control notice (capture/slots.sql.ts): slot functions, signals to sessions. */
+/** What the engine does for a control notice (capture/slots.sql): slot functions, signals to sessions. */
 export interface ControlRequest {
   op: 'drop_slot' | 'create_slot' | 'advance_slot' | 'terminate' | 'cancel' | 'advisory_lock' | 'advisory_unlock' | 'advisory_unlock_all'
   slot?: string

@@ -74,7 +74,7 @@ RESET allow_system_table_mods;
 -- A built-in function cannot be replaced in place: fmgr calls a function
 -- whose OID is in its built-in table straight from that table, without
 -- reading pg_proc, so CREATE OR REPLACE would change the catalog row and not
--- what runs (only an inlined SQL body escapes that; capture/advisory.sql.ts).
+-- what runs (only an inlined SQL body escapes that; capture/advisory.sql).
 -- So the built-in row goes and the replacement is a new function with the
 -- same signature and a new OID. The C function stays reachable under a name
 -- of ours (LANGUAGE internal) where the replacement needs it.
@@ -89,7 +89,7 @@ BEGIN
 END $$;
 
 -- The process ID of the session running SQL (the engine lists it for the
--- advisory locks, capture/advisory.sql.ts), as the BackendKeyData it sent:
+-- advisory locks, capture/advisory.sql), as the BackendKeyData it sent:
 -- clients pass it to pg_terminate_backend / pg_cancel_backend. Outside any
 -- wire session (the worker API) it is PGlite's own.
 CREATE OR REPLACE FUNCTION _tabgres.pglite_backend_pid() RETURNS integer

@@ -1,5 +1,5 @@
 // Relation shapes and publication contents as of a change-log position.
-// Both are versioned by the capture (capture/schema.sql.ts) so a reader that
+// Both are versioned by the capture (capture/log.sql) so a reader that
 // lags behind DDL still describes each change as it was written.
 
 import type { Rows } from './exclusive'

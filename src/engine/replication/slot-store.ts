@@ -8,7 +8,7 @@
 // data directory, <PGDATA>/pg_tabgres/slots.json: written whole (temp file,
 // then rename) on every change, read back when the database opens, and read
 // by SQL through pg_read_file (the pg_replication_slots view in
-// capture/slots.sql.ts). SQL never writes it: the slot functions ask the
+// capture/slots.sql). SQL never writes it: the slot functions ask the
 // engine to (backend/control.ts), which keeps one writer.
 //
 // In Node the file lands on disk at once; in the tab, GroupCommitIdbFs sees the

@@ -11,7 +11,7 @@
 // commit is acknowledged to the slot, so they survive the reload as a
 // durable consumer's state would.
 
-import { formatLsn, openDatabase, parseLsn, type Database, type ReplicationStream } from '../../../src/client'
+import { formatLsn, openDatabase, parseLsn, replicate, type Database, type PgoutputMessage, type ReplicationStream } from '../../../src/client'
 
 const NAME = 'crash-test'
 const SLOT = 'consumer'
@@ -80,39 +80,47 @@ let generation = 0
 let frames = 0
 let caughtUpWaiter: { lsn: bigint; resolve: () => void } | null = null
 
+/** A killed generation's stream: its loop stops. */
+class Superseded extends Error {}
+
 function consume(stream: ReplicationStream, gen: number): void {
-  void (async () => {
-    let txn: Op[] | null = null
-    const relations = new Map<number, string>()
-    for await (const m of stream.messages()) {
-      if (gen !== generation) return
-      frames++
-      if (m.kind === 'keepalive') {
-        if (caughtUpWaiter && m.walEnd >= caughtUpWaiter.lsn && txn === null) caughtUpWaiter.resolve()
-        continue
-      }
-      const msg = m.message
-      if (msg.tag === 'R') relations.set(msg.relationOid, msg.relation)
-      else if (msg.tag === 'B') txn = []
-      else if (msg.tag === 'I' || msg.tag === 'U') {
-        const [id, v] = msg.new.columns.map((c) => (c.kind === 't' ? c.value : ''))
-        txn!.push({ kind: msg.tag === 'I' ? 'insert' : 'update', id: Number(id), v })
-      } else if (msg.tag === 'D') {
-        txn!.push({ kind: 'delete', id: Number(msg.old.columns[0].kind === 't' ? msg.old.columns[0].value : NaN) })
-      } else if (msg.tag === 'C') {
-        if (msg.commitLsn <= parseLsn(state.lastCommit)!) violation(`commit ${formatLsn(msg.commitLsn)} after ${state.lastCommit}: delivered twice or went backwards`)
-        state.replica = applyOps(state.replica, txn!)
-        state.lastCommit = formatLsn(msg.commitLsn)
-        state.lastEnd = formatLsn(msg.endLsn)
-        state.commits++
-        save() // applied durably first, then acknowledged
-        stream.ack(msg.endLsn)
-        txn = null
-        if (caughtUpWaiter && msg.endLsn >= caughtUpWaiter.lsn) caughtUpWaiter.resolve()
-      }
+  let txn: Op[] | null = null
+  const relations = new Map<number, string>()
+  const current = () => {
+    if (gen !== generation) throw new Superseded()
+  }
+  // replicate() acknowledges a commit only after apply() returned, that is
+  // after save(): applied durably first, then acknowledged.
+  const apply = (msg: PgoutputMessage) => {
+    current()
+    frames++
+    if (msg.tag === 'R') relations.set(msg.relationOid, msg.relation)
+    else if (msg.tag === 'B') txn = []
+    else if (msg.tag === 'I' || msg.tag === 'U') {
+      const [id, v] = msg.new.columns.map((c) => (c.kind === 't' ? c.value : ''))
+      txn!.push({ kind: msg.tag === 'I' ? 'insert' : 'update', id: Number(id), v })
+    } else if (msg.tag === 'D') {
+      txn!.push({ kind: 'delete', id: Number(msg.old.columns[0].kind === 't' ? msg.old.columns[0].value : NaN) })
+    } else if (msg.tag === 'C') {
+      if (msg.commitLsn <= parseLsn(state.lastCommit)!) violation(`commit ${formatLsn(msg.commitLsn)} after ${state.lastCommit}: delivered twice or went backwards`)
+      state.replica = applyOps(state.replica, txn!)
+      state.lastCommit = formatLsn(msg.commitLsn)
+      state.lastEnd = formatLsn(msg.endLsn)
+      state.commits++
+      save()
+      txn = null
     }
-  })().catch((e) => {
-    if (gen === generation) violation(`stream failed: ${e}`)
+  }
+  replicate(stream, apply, {
+    onKeepalive: () => {
+      current()
+      frames++
+    },
+    onApplied: (lsn) => {
+      if (caughtUpWaiter && lsn >= caughtUpWaiter.lsn) caughtUpWaiter.resolve()
+    },
+  }).catch((e) => {
+    if (gen === generation && !(e instanceof Superseded)) violation(`stream failed: ${e}`)
   })
 }
 
