@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
 import { playwright } from '@vitest/browser-playwright'
 import { CHROMIUM_ARGS, chromiumPath } from './test/support/chromium.ts'
@@ -15,6 +16,8 @@ export default defineConfig({
         test: {
           name: 'node',
           environment: 'node',
+          // The package's own entry points, as an app imports them (examples/).
+          alias: { 'tabgres/engine': fileURLToPath(new URL('./src/engine/index.ts', import.meta.url)) },
           include: ['src/**/*.test.ts', 'test/node/**/*.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,

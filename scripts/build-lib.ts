@@ -2,6 +2,7 @@
 //
 //   dist/client/index.js   the page's API (openDatabase, ReplicationStream, decoder)
 //   dist/worker/index.js   the database worker the client spawns
+//   dist/engine/index.js   the engine for a PGlite of your own (Node)
 //   dist/node/server.js    the TCP wire server (Node)
 //
 // PGlite and Comlink stay imports (dependencies, not inlined): the app's
@@ -16,10 +17,10 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 
 const OUT = 'dist'
-for (const d of ['client', 'worker', 'node', 'shared', 'chunks']) rmSync(`${OUT}/${d}`, { recursive: true, force: true })
+for (const d of ['client', 'worker', 'node', 'engine', 'protocol', 'wire', 'orez', 'shared', 'chunks']) rmSync(`${OUT}/${d}`, { recursive: true, force: true })
 
 await build({
-  entryPoints: ['src/client/index.ts', 'src/worker/index.ts', 'src/node/server.ts'],
+  entryPoints: ['src/client/index.ts', 'src/worker/index.ts', 'src/engine/index.ts', 'src/node/server.ts'],
   outdir: OUT,
   outbase: 'src',
   bundle: true,
@@ -41,4 +42,4 @@ if (found !== 1) throw new Error(`${client}: expected one worker URL to rewrite,
 writeFileSync(client, source.replace(workerUrl, `new URL("../worker/index.js", import.meta.url)`))
 
 execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
-console.log(`library built in ${OUT}/ (client, worker, node, .d.ts)`)
+console.log(`library built in ${OUT}/ (client, worker, engine, node, .d.ts)`)
