@@ -4,7 +4,7 @@
 import { PgError } from '../protocol/errors'
 import type { Lsn } from '../protocol/lsn'
 import type { PgoutputMessage } from '../protocol/pgoutput'
-import { decodeFrame, encodeFrame } from '../protocol/replication-frames'
+import { decodeFrame, encodeFrame, FrameTag } from '../protocol/replication-frames'
 import { pgTimestampFromDate } from '../protocol/pgoutput'
 import { DEFAULT_STREAM_WINDOW, type PageToWorker, type WorkerToPage } from '../protocol/stream-port'
 import { decodePgoutput } from '../protocol/pgoutput-decode'
@@ -17,7 +17,6 @@ export type StreamMessage =
 /** CopyData wire header: 'd' and an int32 length. */
 const COPY_DATA_HEADER = 5
 /** Primary keepalive message: 'k', walEnd (8), clock (8), then the reply-requested byte. */
-const KEEPALIVE = 0x6b
 const KEEPALIVE_REPLY_OFFSET = COPY_DATA_HEADER + 1 + 8 + 8
 
 export class ReplicationStream {
@@ -49,7 +48,7 @@ export class ReplicationStream {
         // consumer has been silent, and before it closes) is answered at once
         // with what was acknowledged, as a PostgreSQL client answers, however
         // far behind the consumer's reading is.
-        if (frame[COPY_DATA_HEADER] === KEEPALIVE && frame[KEEPALIVE_REPLY_OFFSET] === 1) this.ack(this.acked)
+        if (frame[COPY_DATA_HEADER] === FrameTag.Keepalive && frame[KEEPALIVE_REPLY_OFFSET] === 1) this.ack(this.acked)
         this.queue.push(frame)
       }
     } else {

@@ -10,7 +10,7 @@
 //   is answered on a replication connection.
 
 import type { PGlite } from '@electric-sql/pglite'
-import { commandComplete, concatBytes, errorResponse } from '../protocol/backend'
+import { commandComplete, concatBytes, errorResponse, TransactionStatus } from '../protocol/backend'
 import { query as queryMessage } from '../protocol/frontend'
 import { PgError, SqlState, toPgError } from '../protocol/errors'
 import { backendOf } from '../engine/backend/backend'
@@ -54,7 +54,7 @@ async function runSql(query: string, db: PGlite): Promise<Uint8Array> {
     const out = await db.execProtocolRaw(queryMessage(query), { syncToFs: false })
     // The final message is ReadyForQuery (5 bytes plus tag); its status is the last byte.
     const reply = out.subarray(0, out.length - 6).slice()
-    if (out[out.length - 1] === 0x49 /* I */) return reply
+    if (out[out.length - 1] === TransactionStatus.Idle) return reply
     // This call has no session to keep a transaction block in: left open, it
     // would hold PGlite's one backend and stall every later engine query.
     await db.execProtocolRaw(queryMessage('ROLLBACK'), { syncToFs: false })

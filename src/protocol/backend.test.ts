@@ -6,6 +6,7 @@ import {
   commandComplete,
   concatBytes,
   copyBothResponse,
+  copyInResponse,
   copyData,
   copyDone,
   dataRow,
@@ -17,6 +18,7 @@ import {
   TEXT_FIELD,
 } from './backend'
 import { ByteWriter } from './bytes'
+import { close, query, SYNC } from './frontend'
 
 // ---------------------------------------------------------------------------
 // Test-local message builder: body parts are assembled, then the tag and the
@@ -230,6 +232,22 @@ describe('ReadyForQuery, CopyBothResponse, CopyData, CopyDone', () => {
 
   it('CopyDone', () => {
     expect(hex(copyDone())).toBe('63' + '00000004')
+  })
+
+  it("CopyInResponse is 'G', int32 7, the overall format, int16 0 columns", () => {
+    expect(Array.from(copyInResponse(false))).toEqual([0x47, 0, 0, 0, 7, 0, 0, 0])
+    expect(Array.from(copyInResponse(true))).toEqual([0x47, 0, 0, 0, 7, 1, 0, 0])
+  })
+})
+
+describe('frontend messages tabgres sends to its backend', () => {
+  it("Close of a statement: 'C', int32 length, 'S', the name", () => {
+    expect(hex(close('S', 'ab'))).toBe('43' + '00000008' + '53' + '616200')
+  })
+
+  it("Query: 'Q', int32 length, the text; Sync", () => {
+    expect(hex(query('SELECT 1'))).toBe('51' + '0000000d' + '53454c454354203100')
+    expect(hex(SYNC)).toBe('53' + '00000004')
   })
 })
 

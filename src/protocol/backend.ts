@@ -18,6 +18,13 @@ export const enum BackendTag {
   CopyDone = 0x63, // 'c'
 }
 
+/** ReadyForQuery's transaction status byte. */
+export const enum TransactionStatus {
+  Idle = 0x49, // 'I'
+  InTransaction = 0x54, // 'T'
+  Failed = 0x45, // 'E': in a failed transaction block
+}
+
 export interface FieldDescription {
   name: string
   tableOid?: number
@@ -104,6 +111,11 @@ export function parameterDescription(oids: number[]): Uint8Array {
     w.int16(oids.length)
     for (const o of oids) w.uint32(o)
   })
+}
+
+/** CopyInResponse: one overall format (text 0, binary 1), no per-column formats. */
+export function copyInResponse(binary: boolean): Uint8Array {
+  return message('G', (w) => w.uint8(binary ? 1 : 0).int16(0))
 }
 
 /** CopyBothResponse as the walsender sends it: text format, zero columns. */

@@ -38,17 +38,13 @@ export const ERROR_FIELD_CODES: readonly (readonly [string, keyof PgErrorFields]
   ['n', 'constraint'],
 ]
 
-export class PgError extends Error implements PgErrorFields {
+// The optional fields are declared once, in PgErrorFields, and merged into
+// the class (they are set by name in the constructor).
+export interface PgError extends Omit<PgErrorFields, 'severity' | 'code' | 'message'> {}
+
+export class PgError extends Error {
   severity: string
   code: string
-  detail?: string
-  hint?: string
-  position?: string
-  where?: string
-  schema?: string
-  table?: string
-  column?: string
-  constraint?: string
 
   constructor(fields: PgErrorFields) {
     super(fields.message)

@@ -7,9 +7,26 @@
 // tag byte and an int32 length that counts itself. Bytes arrive in arbitrary
 // chunks; the reader keeps what is incomplete.
 
-import { ByteReader, ProtocolError } from './bytes'
+import { ByteReader, ByteWriter, ProtocolError } from './bytes'
 
 export const PROTOCOL_3_0 = 196608 // 3 << 16
+
+/** Frontend message tags (after start-up). */
+export const enum FrontendTag {
+  Bind = 0x42, // 'B'
+  Close = 0x43, // 'C'
+  CopyData = 0x64, // 'd'
+  CopyDone = 0x63, // 'c'
+  CopyFail = 0x66, // 'f'
+  Describe = 0x44, // 'D'
+  Execute = 0x45, // 'E'
+  Flush = 0x48, // 'H'
+  Parse = 0x50, // 'P'
+  Password = 0x70, // 'p': PasswordMessage, SASLInitialResponse, SASLResponse
+  Query = 0x51, // 'Q'
+  Sync = 0x53, // 'S'
+  Terminate = 0x58, // 'X'
+}
 export const SSL_REQUEST_CODE = 80877103
 export const GSSENC_REQUEST_CODE = 80877104
 export const CANCEL_REQUEST_CODE = 80877102
@@ -107,13 +124,21 @@ export function queryText(body: Uint8Array): string {
 export function query(sql: string): Uint8Array {
   const text = utf8.encode(sql)
   const out = new Uint8Array(text.length + 6)
-  out[0] = 0x51 // 'Q'
+  out[0] = FrontendTag.Query
   new DataView(out.buffer).setInt32(1, text.length + 5)
   out.set(text, 5)
   return out
 }
 
 /** A Sync message. */
-export const SYNC: Uint8Array = new Uint8Array([0x53, 0, 0, 0, 4])
+export const SYNC: Uint8Array = new Uint8Array([FrontendTag.Sync, 0, 0, 0, 4])
+
+/** Close of a prepared statement ('S') or portal ('P') by name. */
+export function close(kind: 'S' | 'P', name: string): Uint8Array {
+  const w = new ByteWriter(name.length * 3 + 8)
+  w.char('C').int32(0).char(kind).cstring(name)
+  w.patchInt32(1, w.length - 1)
+  return w.toBytes()
+}
 
 const utf8 = new TextEncoder()

@@ -1,22 +1,10 @@
 // pgoutput logical replication messages, protocol version 1.
 // Spec: PostgreSQL docs, "Logical Replication Message Formats"
 // (https://www.postgresql.org/docs/current/protocol-logicalrep-message-formats.html).
-// Shared by the worker's encoder and the client's decoder.
+// Shared by the engine's encoder and the client's decoder; each message is
+// keyed on its spec letter (`tag`), as the byte on the wire.
 
 import type { Lsn } from './lsn'
-
-export const enum MessageTag {
-  Begin = 0x42, // 'B'
-  Commit = 0x43, // 'C'
-  Origin = 0x4f, // 'O'
-  Relation = 0x52, // 'R'
-  Type = 0x59, // 'Y'
-  Insert = 0x49, // 'I'
-  Update = 0x55, // 'U'
-  Delete = 0x44, // 'D'
-  Truncate = 0x54, // 'T'
-  Message = 0x4d, // 'M'
-}
 
 /** TupleData column kinds: 'n' null, 'u' unchanged TOAST, 't' text, 'b' binary. */
 export type TupleColumn =

@@ -11,13 +11,13 @@ import { ProtocolError } from '../protocol/bytes'
 import { PgError, toPgError } from '../protocol/errors'
 import { handleReplicationQuery } from './walsender'
 import { execRaw, run } from '../engine/replication/exclusive'
-import { concatBytes, errorResponse, readyForQuery } from '../protocol/backend'
+import { concatBytes, errorResponse, readyForQuery, TransactionStatus } from '../protocol/backend'
 import { firstError, hasErrorResponse, lastReadyStatus } from '../protocol/backend-decode'
 import { backendOf } from '../engine/backend/backend'
 import { cancelError, type Lease, type WaitBounds } from '../engine/backend/arbiter'
 import type { SnapshotGroup } from '../engine/backend/snapshots'
 import { transactionStatement, type TransactionStatement } from './transaction-statements'
-import { query, SYNC } from '../protocol/frontend'
+import { FrontendTag, query, SYNC } from '../protocol/frontend'
 import { StatementNames } from './statement-names'
 import { malformedMessage } from '../protocol/frontend-validate'
 import { filterBackendOutput } from './backend-filter'
@@ -291,9 +291,9 @@ export abstract class BackendTurns extends SessionCore {
   protected async forward(bytes: Uint8Array, retryable = true): Promise<boolean> {
     const db = this.engine.db
     this.settings.noteSent(latin1.decode(bytes.subarray(5)))
-    const before = bytes[0] === 0x51 ? await this.endExtended() : null
+    const before = bytes[0] === FrontendTag.Query ? await this.endExtended() : null
     if ('PBDECH'.includes(String.fromCharCode(bytes[0]))) this.extendedOpen = true
-    if (bytes[0] === 0x51 && !this.memberTurnEnd) this.noteLocal(bytes)
+    if (bytes[0] === FrontendTag.Query && !this.memberTurnEnd) this.noteLocal(bytes)
     let out: Uint8Array
     try {
       out = await db.runExclusive(() => execRaw(db, bytes))
@@ -301,7 +301,7 @@ export abstract class BackendTurns extends SessionCore {
       // PGlite itself failed (not an SQL error, which comes back as ErrorResponse).
       out = concatBytes([errorResponse(toPgError(e)), readyForQuery(db.isInTransaction() ? 'E' : 'I')])
     }
-    if (retryable && bytes[0] === 0x51 && !before && !this.memberTurnEnd && lastReadyStatus(out) === 'I' && isAdvisoryBusy(out)) {
+    if (retryable && bytes[0] === FrontendTag.Query && !before && !this.memberTurnEnd && lastReadyStatus(out) === 'I' && isAdvisoryBusy(out)) {
       // Locks the statement took before the busy one stay taken, as in PostgreSQL.
       this.controls(filterBackendOutput(out).controls)
       await this.settings.save()
@@ -362,7 +362,7 @@ export abstract class BackendTurns extends SessionCore {
       await this.silently(query(status === 'E' ? 'ROLLBACK' : 'COMMIT')).catch(() => {})
       await this.settings.save()
       this.endMemberTurn()
-      out[out.length - 1] = b.failed ? 0x45 : 0x54
+      out[out.length - 1] = b.failed ? TransactionStatus.Failed : TransactionStatus.InTransaction
       this.send(out)
       this.afterReady(b.failed ? 'E' : 'T')
       return

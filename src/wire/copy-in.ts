@@ -5,7 +5,7 @@
 
 import { SqlState } from '../protocol/errors'
 import { execRaw } from '../engine/replication/exclusive'
-import { concatBytes, errorResponse, readyForQuery } from '../protocol/backend'
+import { concatBytes, copyInResponse, errorResponse, readyForQuery } from '../protocol/backend'
 import { query, type FrontendMessage } from '../protocol/frontend'
 import { LocalAnswers } from './local-answers'
 
@@ -25,9 +25,7 @@ export abstract class CopyInSession extends LocalAnswers {
     if (before?.length) await this.afterRun(before)
     this.copyTarget = { target, options, chunks: [] }
     this.state = 'copy-in'
-    // CopyInResponse: overall format (binary if asked), no per-column formats.
-    const binary = /\bbinary\b/i.test(options) ? 1 : 0
-    this.send(new Uint8Array([0x47, 0, 0, 0, 7, binary, 0, 0]))
+    this.send(copyInResponse(/\bbinary\b/i.test(options)))
   }
 
   protected async copyIn(m: FrontendMessage): Promise<void> {

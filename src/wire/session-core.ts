@@ -16,7 +16,7 @@ import { ByteReader, ProtocolError } from '../protocol/bytes'
 import { PgError, SqlState, toPgError, type PgErrorFields } from '../protocol/errors'
 import type { DurabilityGate } from '../engine/replication/session'
 import { type AuthMethod } from './auth'
-import { concatBytes, errorResponse } from '../protocol/backend'
+import { BackendTag, concatBytes, errorResponse } from '../protocol/backend'
 import { decodeBackendMessages } from '../protocol/backend-decode'
 import { backendOf, type Backend } from '../engine/backend/backend'
 import { FrontendReader, queryText, type FrontendMessage } from '../protocol/frontend'
@@ -180,7 +180,7 @@ export abstract class SessionCore {
   }
 
   protected logErrors(bytes: Uint8Array): void {
-    if (!bytes.includes(0x45)) return
+    if (!bytes.includes(BackendTag.ErrorResponse)) return
     try {
       for (const m of decodeBackendMessages(bytes)) {
         if (m.tag === 'E') this.options.log!(`[${this.processId}] ${m.fields.severity ?? 'ERROR'} ${m.fields.code}: ${m.fields.message}`)

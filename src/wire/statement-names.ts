@@ -9,6 +9,7 @@
 // runs between its Parse and its Sync). Spec: "Message Formats".
 
 import { ByteReader, ByteWriter } from '../protocol/bytes'
+import { close, SYNC } from '../protocol/frontend'
 
 export class StatementNames {
   /** Named statements this session created (to close them when it ends). */
@@ -61,14 +62,9 @@ export class StatementNames {
   /** Close messages for every named statement left, with a Sync. */
   closeAll(): Uint8Array[] {
     const out: Uint8Array[] = []
-    for (const s of this.statements) {
-      const w = new ByteWriter(s.length + 16)
-      w.char('C').int32(0).char('S').cstring(this.name(s))
-      w.patchInt32(1, w.length - 1)
-      out.push(w.toBytes())
-    }
+    for (const s of this.statements) out.push(close('S', this.name(s)))
     this.statements.clear()
-    if (out.length) out.push(new Uint8Array([0x53, 0, 0, 0, 4])) // Sync
+    if (out.length) out.push(SYNC)
     return out
   }
 }

@@ -8,7 +8,7 @@ import { PgError, SqlState, toPgError } from '../protocol/errors'
 import { handleReplicationQuery, handleStartReplication } from './walsender'
 import { type ReplicationSession } from '../engine/replication/session'
 import { parseReplicationCommand } from '../engine/replication/commands'
-import { commandComplete, errorResponse, readyForQuery } from '../protocol/backend'
+import { BackendTag, commandComplete, errorResponse, readyForQuery } from '../protocol/backend'
 import { backendOf } from '../engine/backend/backend'
 import { transactionStatement } from './transaction-statements'
 import { query, type FrontendMessage } from '../protocol/frontend'
@@ -80,7 +80,7 @@ export abstract class WalsenderConnection extends CopyInSession {
         await this.forward(query(text), false)
         return
       }
-      if (reply[0] === 0x45) return this.replicationError(null, reply)
+      if (reply[0] === BackendTag.ErrorResponse) return this.replicationError(null, reply)
       if (cmd.kind === 'CREATE_REPLICATION_SLOT' && cmd.temporary) this.temporarySlots.add(cmd.slot)
       if (cmd.kind === 'DROP_REPLICATION_SLOT') this.temporarySlots.delete(cmd.slot)
       await this.engine.durable()
@@ -91,7 +91,7 @@ export abstract class WalsenderConnection extends CopyInSession {
     let failed = false
     const writer = {
       write: (b: Uint8Array) => {
-        if (b[0] === 0x45) failed = true
+        if (b[0] === BackendTag.ErrorResponse) failed = true
         // A client that hung up while the stream started gets nothing more.
         if (this.state !== 'closed') this.conn.send(b)
       },

@@ -7,6 +7,7 @@
 // open, and none can open while we hold the lock.
 
 import type { PGlite } from '@electric-sql/pglite'
+import { concatBytes } from '../../protocol/backend'
 import { query } from '../../protocol/frontend'
 import { PgError, toPgError } from '../../protocol/errors'
 
@@ -36,23 +37,12 @@ interface Message {
  */
 export async function execRaw(db: PGlite, bytes: Uint8Array): Promise<Uint8Array> {
   const chunks: Uint8Array[] = []
-  let length = 0
   await db.execProtocolRawStream(bytes, {
     syncToFs: false,
     // A view of WASM memory, reused for the next chunk: copied.
-    onRawData: (chunk) => {
-      chunks.push(chunk.slice())
-      length += chunk.length
-    },
+    onRawData: (chunk) => void chunks.push(chunk.slice()),
   })
-  if (chunks.length === 1) return chunks[0]
-  const out = new Uint8Array(length)
-  let off = 0
-  for (const c of chunks) {
-    out.set(c, off)
-    off += c.length
-  }
-  return out
+  return chunks.length === 1 ? chunks[0] : concatBytes(chunks)
 }
 
 /**
