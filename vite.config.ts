@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
 import { playwright } from '@vitest/browser-playwright'
 import { CHROMIUM_ARGS, chromiumPath } from './test/support/chromium.ts'
+import { templateAsset } from './scripts/vite-template.ts'
 
 
 export default defineConfig({
@@ -10,6 +11,8 @@ export default defineConfig({
   optimizeDeps: { exclude: ['@electric-sql/pglite'], include: ['comlink'] },
   // ES workers keep PGlite's lazy chunks (and its wasm/data files) separate.
   worker: { format: 'es' },
+  // The template data directory new databases start from, made in Node first.
+  plugins: [templateAsset()],
   test: {
     projects: [
       {

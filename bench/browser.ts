@@ -15,6 +15,7 @@ import type { BenchResults } from './browser/bench'
 import { launchChromium } from '../test/support/built-site'
 import { chromiumPath } from '../test/support/chromium'
 import { freePort } from '../test/support/free-port'
+import { templateAsset } from '../scripts/vite-template'
 
 const quick = process.argv.includes('--quick')
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -32,6 +33,7 @@ async function startVite(): Promise<ViteDevServer> {
     // PGlite is imported only inside workers (see vite.config.ts); Comlink is shared.
     optimizeDeps: { exclude: ['@electric-sql/pglite'], include: ['comlink'], entries: ['bench/browser/index.html'] },
     worker: { format: 'es' },
+    plugins: [templateAsset()],
     // No HMR and no file watching: an edit elsewhere in the tree must not reload the page mid-run.
     // Cross-origin isolated (COOP/COEP): performance.now() resolves 5 µs, not 100 µs.
     server: {

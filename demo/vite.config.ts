@@ -6,6 +6,7 @@ import { readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { defineConfig, type Plugin } from 'vite'
+import { templateAsset } from '../scripts/vite-template'
 
 const root = fileURLToPath(new URL('.', import.meta.url))
 const defaultOutDir = fileURLToPath(new URL('../dist/demo', import.meta.url))
@@ -69,5 +70,5 @@ export default defineConfig(({ command }) => ({
   },
   server: { host: '127.0.0.1' },
   preview: { host: '127.0.0.1' },
-  plugins: [precacheManifest()],
+  plugins: [templateAsset(), precacheManifest()],
 }))

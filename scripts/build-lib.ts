@@ -14,7 +14,8 @@
 
 import { build } from 'esbuild'
 import { execFileSync } from 'node:child_process'
-import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { ensureTemplateAsset } from './template-asset'
 
 const OUT = 'dist'
 for (const d of ['client', 'worker', 'node', 'engine', 'protocol', 'wire', 'orez', 'shared', 'chunks']) rmSync(`${OUT}/${d}`, { recursive: true, force: true })
@@ -40,6 +41,15 @@ const workerUrl = /new URL\((["'])\.\.\/worker\/index\.ts\1, import\.meta\.url\)
 const found = source.match(workerUrl)?.length ?? 0
 if (found !== 1) throw new Error(`${client}: expected one worker URL to rewrite, found ${found}`)
 writeFileSync(client, source.replace(workerUrl, `new URL("../worker/index.js", import.meta.url)`))
+
+// The template data directory the worker fetches (see src/worker/storage/template.ts),
+// beside the worker at the path its URL names.
+const worker = `${OUT}/worker/index.js`
+if (!readFileSync(worker, 'utf8').includes(`new URL("./storage/template.tar.gz", import.meta.url)`)) {
+  throw new Error(`${worker}: the template's URL moved; copy the asset where it points`)
+}
+mkdirSync(`${OUT}/worker/storage`, { recursive: true })
+copyFileSync(await ensureTemplateAsset(), `${OUT}/worker/storage/template.tar.gz`)
 
 execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
 console.log(`library built in ${OUT}/ (client, worker, engine, node, .d.ts)`)

@@ -1,19 +1,18 @@
 // The database a worker owns: PGlite on IndexedDB (idb://<name>) with change
 // capture, group commit, and one owner per name (a Web Lock).
 //
-// Boot: a database this origin has never created starts from a template
-// data directory (a fresh cluster with capture installed, dumped once and
-// kept in IndexedDB) instead of running initdb again.
+// Boot: a database this origin has never created starts from the template
+// data directory (./storage/template.ts: made at build time, shipped as an
+// asset, kept in IndexedDB after its first use) instead of running initdb.
 
 import { PGlite } from '@electric-sql/pglite'
-import { ENGINE_SQL } from '../engine/capture/sql.generated'
-import { POSITION_LSN_SQL } from '../engine/replication/positions'
 import { installChangeTracking } from '../engine/install'
 import { stopPruning } from '../engine/replication/prune'
 import { GroupCommit } from './storage/group-commit'
 import { GroupCommitIdbFs, type FlushStats } from './storage/idb-fs'
 import { acquireNameLock, type OnLocked } from './storage/lock'
 import { isKnownDatabase, loadTemplate, rememberDatabase, saveTemplate } from './storage/registry'
+import { INITDB_PARAMS, makeTemplate, templateKey } from './storage/template'
 
 export interface EngineOptions {
   /** When another tab or worker has the name open: fail with 55006 (default) or wait. */
@@ -29,10 +28,14 @@ export interface EngineOptions {
   template?: boolean
 }
 
+/** Where a new database's template came from: this origin's registry, the shipped asset, or made in the tab. */
+export type TemplateSource = 'registry' | 'asset' | 'made'
+
 export interface BootInfo {
   ms: number
   created: boolean
   fromTemplate: boolean
+  template?: TemplateSource
 }
 
 export interface Engine {
@@ -48,38 +51,32 @@ export interface Engine {
   close(): Promise<void>
 }
 
+/** Where the build put the template (scripts/template-asset.ts); bundlers hash and copy it. */
+const TEMPLATE_URL = new URL('./storage/template.tar.gz', import.meta.url)
+
 /**
- * initdb options for every cluster the engine creates. 1 MB WAL segments
- * (PostgreSQL's minimum; 16 MB by default): IndexedDB stores whole files, so
- * each group commit rewrites the WAL segment being written to, and its size
- * is most of a flush's cost.
+ * The template: kept in this origin's registry after the first use; else the
+ * asset made at build time; else (the asset is missing, as in a build without
+ * the step) made here, which runs initdb in WASM.
  */
-const INITDB_PARAMS = ['--wal-segsize=1']
-
-/** A cheap fingerprint of the capture schema and the initdb options: a change makes a new template. */
-function templateKey(): string {
-  let h = 0
-  for (const s of [...ENGINE_SQL, POSITION_LSN_SQL, INITDB_PARAMS.join(' ')]) for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0
-  return `pglite-0.5.17/capture-${(h >>> 0).toString(16)}`
-}
-
-async function makeTemplate(): Promise<Blob> {
-  const t = await PGlite.create({ initDbStartParams: INITDB_PARAMS })
-  try {
-    await installChangeTracking(t)
-    return await t.dumpDataDir('gzip')
-  } finally {
-    await t.close()
-  }
-}
-
-async function templateData(): Promise<Blob> {
+async function templateData(): Promise<{ data: Blob; source: TemplateSource }> {
   const key = templateKey()
   const cached = await loadTemplate(key)
-  if (cached) return cached
-  const made = await makeTemplate()
-  await saveTemplate(key, made)
-  return made
+  if (cached) return { data: cached, source: 'registry' }
+  let data: Blob | null = null
+  let source: TemplateSource = 'asset'
+  try {
+    const res = await fetch(TEMPLATE_URL)
+    if (res.ok) data = await res.blob()
+  } catch {
+    // Offline before the asset was cached, or no asset: make it below.
+  }
+  if (!data) {
+    data = await makeTemplate()
+    source = 'made'
+  }
+  await saveTemplate(key, data)
+  return { data, source }
 }
 
 export async function openEngine(name: string, options: EngineOptions = {}): Promise<Engine> {
@@ -91,10 +88,12 @@ export async function openEngine(name: string, options: EngineOptions = {}): Pro
     let fs = new GroupCommitIdbFs(name)
     let db: PGlite
     let fromTemplate = false
+    let template: TemplateSource | undefined
     if (useTemplate) {
-      const loadDataDir = await templateData()
+      const t = await templateData()
+      template = t.source
       try {
-        db = await PGlite.create({ fs, loadDataDir })
+        db = await PGlite.create({ fs, loadDataDir: t.data })
         fromTemplate = true
       } catch (e) {
         // Created earlier but not registered (the tab died in between): open it as it is.
@@ -116,7 +115,7 @@ export async function openEngine(name: string, options: EngineOptions = {}): Pro
       db,
       commits,
       durability,
-      boot: { ms: performance.now() - t0, created: !known, fromTemplate },
+      boot: { ms: performance.now() - t0, created: !known, fromTemplate, template },
       storage: fs.flushStats,
       durable: () => commits.durable(),
       close() {
