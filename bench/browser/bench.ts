@@ -180,12 +180,17 @@ async function timedOpen(name: string): Promise<{ db: Database; pageMs: number }
   return { db, pageMs: performance.now() - t0 }
 }
 
+const phaseText = (phases: Record<string, number>) =>
+  Object.entries(phases)
+    .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+    .join(', ')
+
 /** Boot: must run first, while this browser profile has no template yet. */
 async function boot(runs: number): Promise<BenchResults['boot']> {
   const first = await timedOpen(fresh('boot_first'))
   const firstEver = { pageMs: first.pageMs, workerMs: first.db.boot.ms, fromTemplate: first.db.boot.fromTemplate }
   await first.db.close()
-  log(`boot: first-ever open ${firstEver.pageMs.toFixed(0)} ms`)
+  log(`boot: first-ever open ${firstEver.pageMs.toFixed(0)} ms (template: ${first.db.boot.template}; ${phaseText(first.db.boot.phases)})`)
   const made: { pageMs: number; workerMs: number; fromTemplate: boolean }[] = []
   const reopened: { pageMs: number; workerMs: number }[] = []
   for (let i = 0; i < runs; i++) {
@@ -198,6 +203,7 @@ async function boot(runs: number): Promise<BenchResults['boot']> {
     const b = await timedOpen(name)
     if (b.db.boot.created) throw new Error(`reopening ${name} created it again`)
     reopened.push({ pageMs: b.pageMs, workerMs: b.db.boot.ms })
+    log(`boot: fresh ${a.pageMs.toFixed(0)} ms (${phaseText(a.db.boot.phases)}); reopen ${b.pageMs.toFixed(0)} ms (${phaseText(b.db.boot.phases)})`)
     await b.db.close()
   }
   log(`boot: fresh ${median(made.map((m) => m.pageMs)).toFixed(0)} ms, reopen ${median(reopened.map((m) => m.pageMs)).toFixed(0)} ms`)

@@ -36,6 +36,8 @@ export interface BootInfo {
   created: boolean
   fromTemplate: boolean
   template?: TemplateSource
+  /** Where the time went, in order (ms): name lock, registry, template, PGlite, capture install, first flush, registration. */
+  phases: Record<string, number>
 }
 
 export interface Engine {
@@ -81,9 +83,18 @@ async function templateData(): Promise<{ data: Blob; source: TemplateSource }> {
 
 export async function openEngine(name: string, options: EngineOptions = {}): Promise<Engine> {
   const t0 = performance.now()
+  const phases: Record<string, number> = {}
+  let mark = t0
+  const phase = (label: string) => {
+    const now = performance.now()
+    phases[label] = now - mark
+    mark = now
+  }
   const release = await acquireNameLock(name, options.onLocked ?? 'fail')
+  phase('lock')
   try {
     const known = await isKnownDatabase(name)
+    phase('registry')
     const useTemplate = !known && options.template !== false
     let fs = new GroupCommitIdbFs(name)
     let db: PGlite
@@ -92,6 +103,7 @@ export async function openEngine(name: string, options: EngineOptions = {}): Pro
     if (useTemplate) {
       const t = await templateData()
       template = t.source
+      phase('template')
       try {
         db = await PGlite.create({ fs, loadDataDir: t.data })
         fromTemplate = true
@@ -104,10 +116,14 @@ export async function openEngine(name: string, options: EngineOptions = {}): Pro
     } else {
       db = await PGlite.create({ fs, initDbStartParams: INITDB_PARAMS })
     }
+    phase('pglite')
     await installChangeTracking(db, { retention: 'discard' })
+    phase('install')
     const commits = new GroupCommit(db, async () => fs.snapshot())
     await commits.durable()
+    phase('flush')
     if (!known) await rememberDatabase(name)
+    phase('register')
     const durability = options.durability ?? 'durable'
     let closing: Promise<void> | null = null
     return {
@@ -115,7 +131,7 @@ export async function openEngine(name: string, options: EngineOptions = {}): Pro
       db,
       commits,
       durability,
-      boot: { ms: performance.now() - t0, created: !known, fromTemplate, template },
+      boot: { ms: performance.now() - t0, created: !known, fromTemplate, template, phases },
       storage: fs.flushStats,
       durable: () => commits.durable(),
       close() {
