@@ -23,6 +23,14 @@ const installed = new WeakSet<PGlite>()
  */
 export const ENGINE_SESSION_SQL = `SET search_path = ${SEARCH_PATH};`
 
+/**
+ * Every SQL script the install runs, in order: the capture files, with the
+ * LSN formula (made from positions.ts) right after the log, whose schema it
+ * needs and which the later files call. The worker's template key hashes
+ * this same list.
+ */
+export const INSTALL_SQL: readonly string[] = ENGINE_SQL.flatMap((sql) => (sql === LOG_SQL ? [sql, POSITION_LSN_SQL] : [sql]))
+
 export interface TrackingOptions {
   /**
    * What happens to captured changes while no replication slot exists.
@@ -44,11 +52,7 @@ export interface TrackingOptions {
  */
 export async function installChangeTracking(db: PGlite, options: TrackingOptions = {}): Promise<void> {
   const { rows } = await db.query<{ db: string }>('SELECT current_database() AS db')
-  for (const sql of ENGINE_SQL) {
-    await db.exec(sql)
-    // The log made the schema; the rest may call position_lsn.
-    if (sql === LOG_SQL) await db.exec(POSITION_LSN_SQL)
-  }
+  for (const sql of INSTALL_SQL) await db.exec(sql)
   await db.exec(searchPathSql(rows[0].db))
   await db.query('DELETE FROM _tabgres.excluded_tables')
   for (const pattern of options.excludeTables ?? []) await db.query('INSERT INTO _tabgres.excluded_tables VALUES ($1)', [pattern])

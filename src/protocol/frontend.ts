@@ -8,6 +8,7 @@
 // chunks; the reader keeps what is incomplete.
 
 import { ByteReader, ByteWriter, ProtocolError } from './bytes'
+import { concatBytes } from './backend'
 
 export const PROTOCOL_3_0 = 196608 // 3 << 16
 
@@ -68,7 +69,7 @@ export class FrontendReader {
 
   /** Append a chunk; returns every message now complete. Throws ProtocolError on a bad length. */
   push(chunk: Uint8Array): FrontendMessage[] {
-    this.buf = this.buf.length === 0 ? chunk.slice() : concat(this.buf, chunk)
+    this.buf = this.buf.length === 0 ? chunk.slice() : concatBytes([this.buf, chunk])
     const out: FrontendMessage[] = []
     let off = 0
     for (;;) {
@@ -106,12 +107,6 @@ export class FrontendReader {
   }
 }
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length)
-  out.set(a)
-  out.set(b, a.length)
-  return out
-}
 
 /** The NUL-terminated query string of a Query ('Q') message body. */
 export function queryText(body: Uint8Array): string {

@@ -2,8 +2,7 @@
 // share. The SQL spells each value out, so that it runs in psql as it is;
 // test/node/capture-sql.test.ts checks they agree.
 
-/** The engine's own schema, and the one for SQL-visible shims (before pg_catalog on the search_path). */
-export const ENGINE_SCHEMA = '_tabgres'
+/** The schema of SQL-visible shims (before pg_catalog on the search_path). */
 export const SHIM_SCHEMA = '_tabgres_sql'
 
 /** The channel the commit trigger NOTIFYs on (log.sql; replication/notifier.ts listens). */

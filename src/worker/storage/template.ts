@@ -6,9 +6,7 @@
 // asset cannot be fetched.
 
 import { PGlite } from '@electric-sql/pglite'
-import { ENGINE_SQL } from '../../engine/capture/sql.generated'
-import { POSITION_LSN_SQL } from '../../engine/replication/positions'
-import { installChangeTracking } from '../../engine/install'
+import { INSTALL_SQL, installChangeTracking } from '../../engine/install'
 
 /**
  * initdb options for every cluster the engine creates. 1 MB WAL segments
@@ -21,7 +19,7 @@ export const INITDB_PARAMS = ['--wal-segsize=1']
 /** A cheap fingerprint of the capture schema and the initdb options: a change makes a new template. */
 export function templateKey(): string {
   let h = 0
-  for (const s of [...ENGINE_SQL, POSITION_LSN_SQL, INITDB_PARAMS.join(' ')]) for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0
+  for (const s of [...INSTALL_SQL, INITDB_PARAMS.join(' ')]) for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0
   return `pglite-0.5.17/capture-${(h >>> 0).toString(16)}`
 }
 
