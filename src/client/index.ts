@@ -8,7 +8,7 @@ import { installErrorTransfer } from '../protocol/comlink-errors'
 import type { CommandResult } from '../worker/api'
 import { parseLsn, formatLsn, type Lsn } from '../protocol/lsn'
 import type { WorkerApi, StartReplicationRequest, CreateSlotRequest } from '../worker/api'
-import type { BootInfo, EngineOptions } from '../worker/engine'
+import type { BootInfo, BootPhase, BootProgress, EngineOptions } from '../worker/engine'
 import { ReplicationStream } from './stream'
 
 export { PgError } from '../protocol/errors'
@@ -19,11 +19,13 @@ export { ReplicaApplier, ReplicaApplyError, type AppliedCommit, type ApplierOpti
 export { formatLsn, parseLsn, type Lsn }
 export type { PgoutputMessage, RelationColumn, Tuple, TupleColumn } from '../protocol/pgoutput'
 export { dateFromPgTimestamp } from '../protocol/pgoutput'
-export type { BootInfo, CommandResult, CreateSlotRequest, EngineOptions }
+export type { BootInfo, BootPhase, BootProgress, CommandResult, CreateSlotRequest, EngineOptions }
 
 export interface OpenOptions extends EngineOptions {
   /** A worker to use instead of spawning the bundled one (tests, custom builds). */
   worker?: Worker
+  /** Hears each boot phase as it starts, then 'ready' (a progress display). */
+  onProgress?: (p: BootProgress) => void
 }
 
 export interface Queryable {
@@ -163,11 +165,11 @@ function spawnWorker(): Worker {
 /** Opens (creating if needed) the database `name`, persisted in IndexedDB, in its own worker. */
 export async function openDatabase(name: string, options: OpenOptions = {}): Promise<Database> {
   installErrorTransfer()
-  const { worker: given, ...engineOptions } = options
+  const { worker: given, onProgress, ...engineOptions } = options
   const worker = given ?? spawnWorker()
   const api = Comlink.wrap<WorkerApi>(worker)
   try {
-    const boot = await api.open(name, engineOptions)
+    const boot = await api.open(name, engineOptions, onProgress ? Comlink.proxy(onProgress) : undefined)
     return new Database(name, boot, api, worker)
   } catch (e) {
     api[Comlink.releaseProxy]()

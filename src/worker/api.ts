@@ -12,12 +12,13 @@
 // Errors: anything thrown leaves as a PgError (protocol/comlink-errors.ts), and
 // the worker stays usable after any bad call.
 
+import * as Comlink from 'comlink'
 import { type PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite'
 import { PgError, SqlState, toPgError } from '../protocol/errors'
 import { setsSessionTimeout } from '../engine/backend/idle-timeouts'
 import { formatLsn, parseLsn } from '../protocol/lsn'
 import type { PageToWorker } from '../protocol/stream-port'
-import { openEngine, type BootInfo, type Engine, type EngineOptions } from './engine'
+import { openEngine, type BootInfo, type BootProgress, type Engine, type EngineOptions } from './engine'
 import { truncateIdentifier, type ReplicationCommand } from '../engine/replication/commands'
 import { type ReplicationSession } from '../engine/replication/session'
 import { parseStartOptions } from '../engine/replication/start-options'
@@ -123,12 +124,15 @@ export function makeApi() {
   }
 
   return {
-    /** Opens (or creates) idb://<name>; idempotent for the same name. */
-    async open(name: string, options: EngineOptions = {}): Promise<BootInfo> {
+    /**
+     * Opens (or creates) idb://<name>; idempotent for the same name.
+     * onProgress (a Comlink proxy from the page) hears each boot phase start.
+     */
+    async open(name: string, options: EngineOptions = {}, onProgress?: (p: BootProgress) => void): Promise<BootInfo> {
       if (engine && engine.name !== name) {
         throw new PgError({ code: SqlState.objectInUse, message: `this worker already holds database "${engine.name}"` })
       }
-      opening ??= openEngine(name, options).then(
+      opening ??= openEngine(name, options, onProgress).then(
         (e) => {
           engine = e
           return e.boot
@@ -138,6 +142,8 @@ export function makeApi() {
           throw toPgError(err)
         },
       )
+      // The page's callback is a Comlink proxy holding a port: let it go once the boot is over.
+      void opening.finally(() => (onProgress as Partial<Comlink.Remote<unknown>> | undefined)?.[Comlink.releaseProxy]?.()).catch(() => {})
       return opening
     },
 

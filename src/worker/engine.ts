@@ -28,6 +28,14 @@ export interface EngineOptions {
   template?: boolean
 }
 
+/** A boot phase starting (page: a progress display); 'ready' when the database answers. */
+export interface BootProgress {
+  phase: BootPhase | 'ready'
+  /** Since the open began. */
+  elapsedMs: number
+}
+export type BootPhase = 'lock' | 'registry' | 'template' | 'pglite' | 'install' | 'flush' | 'register'
+
 /** Where a new database's template came from: this origin's registry, the shipped asset, or made in the tab. */
 export type TemplateSource = 'registry' | 'asset' | 'made'
 
@@ -81,29 +89,47 @@ async function templateData(): Promise<{ data: Blob; source: TemplateSource }> {
   return { data, source }
 }
 
-export async function openEngine(name: string, options: EngineOptions = {}): Promise<Engine> {
+export async function openEngine(
+  name: string,
+  options: EngineOptions = {},
+  onProgress?: (p: BootProgress) => void,
+): Promise<Engine> {
   const t0 = performance.now()
   const phases: Record<string, number> = {}
   let mark = t0
-  const phase = (label: string) => {
-    const now = performance.now()
-    phases[label] = now - mark
-    mark = now
+  let current: BootPhase = 'lock'
+  const progress = (p: BootPhase | 'ready') => {
+    // A display's failure is not the database's (a Comlink proxy's call returns a promise).
+    try {
+      const r: unknown = onProgress?.({ phase: p, elapsedMs: performance.now() - t0 })
+      if (r instanceof Promise) r.catch(() => {})
+    } catch {
+      // as above
+    }
   }
+  /** Ends the current phase and starts `next`. */
+  const phase = (next: BootPhase | 'ready') => {
+    const now = performance.now()
+    phases[current] = now - mark
+    mark = now
+    if (next !== 'ready') current = next
+    progress(next)
+  }
+  progress('lock')
   const release = await acquireNameLock(name, options.onLocked ?? 'fail')
-  phase('lock')
+  phase('registry')
   try {
     const known = await isKnownDatabase(name)
-    phase('registry')
     const useTemplate = !known && options.template !== false
     let fs = new GroupCommitIdbFs(name)
     let db: PGlite
     let fromTemplate = false
     let template: TemplateSource | undefined
     if (useTemplate) {
+      phase('template')
       const t = await templateData()
       template = t.source
-      phase('template')
+      phase('pglite')
       try {
         db = await PGlite.create({ fs, loadDataDir: t.data })
         fromTemplate = true
@@ -114,16 +140,17 @@ export async function openEngine(name: string, options: EngineOptions = {}): Pro
         db = await PGlite.create({ fs, initDbStartParams: INITDB_PARAMS })
       }
     } else {
+      phase('pglite')
       db = await PGlite.create({ fs, initDbStartParams: INITDB_PARAMS })
     }
-    phase('pglite')
-    await installChangeTracking(db, { retention: 'discard' })
     phase('install')
+    await installChangeTracking(db, { retention: 'discard' })
+    phase('flush')
     const commits = new GroupCommit(db, async () => fs.snapshot())
     await commits.durable()
-    phase('flush')
-    if (!known) await rememberDatabase(name)
     phase('register')
+    if (!known) await rememberDatabase(name)
+    phase('ready')
     const durability = options.durability ?? 'durable'
     let closing: Promise<void> | null = null
     return {
