@@ -4,6 +4,7 @@
 // wire server (`tabgres/node`) and the browser worker are built on this.
 
 export { installChangeTracking, isChangeTrackingInstalled, type TrackingOptions } from './install'
+export { ENGINE_START_PARAMS } from './start-params'
 export {
   runReplicationCommand,
   startReplication,

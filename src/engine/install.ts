@@ -51,12 +51,26 @@ export interface TrackingOptions {
  * pruning acknowledged changes. Idempotent; run it each time the database opens.
  */
 export async function installChangeTracking(db: PGlite, options: TrackingOptions = {}): Promise<void> {
-  const { rows } = await db.query<{ db: string }>('SELECT current_database() AS db')
-  for (const sql of INSTALL_SQL) await db.exec(sql)
-  await db.exec(searchPathSql(rows[0].db))
-  await db.query('DELETE FROM _tabgres.excluded_tables')
-  for (const pattern of options.excludeTables ?? []) await db.query('INSERT INTO _tabgres.excluded_tables VALUES ($1)', [pattern])
-  await db.exec(TRACK_ALL_SQL)
+  const exclude = options.excludeTables ?? []
+  const { rows } = await db.query<{ db: string; mark: string | null }>(
+    `SELECT current_database() AS db, obj_description(to_regnamespace('_tabgres'), 'pg_namespace') AS mark`,
+  )
+  const mark = installMark(rows[0].db, exclude)
+  if (rows[0].mark === mark) {
+    // Installed by this version with these options (a reopen, or a database
+    // made from the template): its SQL would change nothing, and re-running
+    // it was most of a reopen's install time. Tables are tracked as they are
+    // created; tracking any that are not is cheap and keeps that a fact.
+    await db.exec(ENGINE_SESSION_SQL + TRACK_ALL_SQL)
+  } else {
+    for (const sql of INSTALL_SQL) await db.exec(sql)
+    await db.exec(searchPathSql(rows[0].db))
+    await db.query('DELETE FROM _tabgres.excluded_tables')
+    for (const pattern of exclude) await db.query('INSERT INTO _tabgres.excluded_tables VALUES ($1)', [pattern])
+    await db.exec(TRACK_ALL_SQL)
+    // Last: a database whose install was cut short has no mark and installs again.
+    await db.query(`COMMENT ON SCHEMA _tabgres IS ${quoteLiteral(mark)}`)
+  }
   if (!hasBackend(db)) {
     const query = async (sql: string) => (await db.runExclusive(() => run(db, sql, false))).sets
     const legacy = (await db.query<{ t: boolean }>(`SELECT to_regclass('_tabgres.slots') IS NOT NULL AS t`)).rows[0].t
@@ -81,6 +95,22 @@ export async function installChangeTracking(db: PGlite, options: TrackingOptions
   installed.add(db)
   await startPruning(db, options.retention ?? 'discard')
 }
+
+/**
+ * What the schema _tabgres's comment says once an install completed: a hash
+ * of the install SQL, the database (its search_path default names it) and
+ * the excluded tables. Any change to them installs again.
+ */
+export function installMark(database: string, excludeTables: readonly string[]): string {
+  let h = 0
+  for (const s of [...INSTALL_SQL, database, ...excludeTables.map((p) => `exclude ${p}`)]) {
+    for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0
+    h = (Math.imul(h, 31) + 10) | 0 // a separator: ['ab', 'c'] and ['a', 'bc'] differ
+  }
+  return `tabgres capture installed: ${(h >>> 0).toString(16)}`
+}
+
+const quoteLiteral = (s: string) => `'${s.replace(/'/g, "''")}'`
 
 export function isChangeTrackingInstalled(db: PGlite): boolean {
   return installed.has(db)

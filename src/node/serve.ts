@@ -15,6 +15,7 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { installChangeTracking } from '../engine/install'
+import { ENGINE_START_PARAMS } from '../engine/start-params'
 import type { AuthMethod } from '../wire/auth'
 import { listen } from './server'
 
@@ -32,28 +33,31 @@ const { values } = parseArgs({
 const names = [...new Set(values.db?.length ? values.db : ['postgres'])]
 const memory = values.data === 'memory'
 
+/** Every served database starts as the engine's do (engine/start-params.ts). */
+const startParams = [...ENGINE_START_PARAMS]
+
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`
 
 /** A cluster whose database `name` exists: PGlite's initdb makes `postgres` only. */
 async function openDatabase(name: string): Promise<PGlite> {
   if (memory) {
-    if (name === 'postgres') return new PGlite()
+    if (name === 'postgres') return new PGlite({ startParams })
     const seed = new PGlite()
     await seed.exec(`CREATE DATABASE ${quote(name)}`)
     const image = await seed.dumpDataDir('none')
     await seed.close()
-    return new PGlite({ loadDataDir: image, database: name })
+    return new PGlite({ loadDataDir: image, database: name, startParams })
   }
   const root = values.data!
   // One database: <dir> is its cluster (the layout before several were served).
-  if (name === 'postgres' && (names.length === 1 || existsSync(join(root, 'PG_VERSION')))) return new PGlite(root)
+  if (name === 'postgres' && (names.length === 1 || existsSync(join(root, 'PG_VERSION')))) return new PGlite(root, { startParams })
   const dir = join(root, name)
   if (name !== 'postgres' && !existsSync(join(dir, 'PG_VERSION'))) {
     const seed = new PGlite(dir)
     await seed.exec(`CREATE DATABASE ${quote(name)}`)
     await seed.close()
   }
-  return new PGlite(dir, { database: name })
+  return new PGlite(dir, { database: name, startParams })
 }
 
 // PGlite creates only the last directory of its path.

@@ -8,6 +8,7 @@
 import { PGlite } from '@electric-sql/pglite'
 import { installChangeTracking } from '../engine/install'
 import { stopPruning } from '../engine/replication/prune'
+import { ENGINE_START_PARAMS } from '../engine/start-params'
 import { GroupCommit } from './storage/group-commit'
 import { GroupCommitIdbFs, type FlushStats } from './storage/idb-fs'
 import { acquireNameLock, type OnLocked } from './storage/lock'
@@ -131,17 +132,17 @@ export async function openEngine(
       template = t.source
       phase('pglite')
       try {
-        db = await PGlite.create({ fs, loadDataDir: t.data })
+        db = await PGlite.create({ fs, loadDataDir: t.data, startParams: [...ENGINE_START_PARAMS] })
         fromTemplate = true
       } catch (e) {
         // Created earlier but not registered (the tab died in between): open it as it is.
         if (!String((e as Error)?.message).includes('already exists')) throw e
         fs = new GroupCommitIdbFs(name)
-        db = await PGlite.create({ fs, initDbStartParams: INITDB_PARAMS })
+        db = await PGlite.create({ fs, initDbStartParams: INITDB_PARAMS, startParams: [...ENGINE_START_PARAMS] })
       }
     } else {
       phase('pglite')
-      db = await PGlite.create({ fs, initDbStartParams: INITDB_PARAMS })
+      db = await PGlite.create({ fs, initDbStartParams: INITDB_PARAMS, startParams: [...ENGINE_START_PARAMS] })
     }
     phase('install')
     await installChangeTracking(db, { retention: 'discard' })

@@ -33,6 +33,11 @@ async function open(install: (db: PGlite) => Promise<void> = installChangeTracki
 
 type Change = { seq: number; op: string; new_row: string | null; old_row: string | null; toast_unchanged: number[] | null }
 
+/** Earlier versions left no install mark (install.ts installMark), so an open installs again. */
+async function asEarlierVersion(db: PGlite) {
+  await db.exec('COMMENT ON SCHEMA _tabgres IS NULL')
+}
+
 async function changes(db: PGlite): Promise<Change[]> {
   const { rows } = await db.query<Change>(
     `SELECT seq::int AS seq, op::text AS op, new_row, old_row, toast_unchanged FROM _tabgres.changes ORDER BY seq`,
@@ -185,6 +190,7 @@ describe('change log storage', () => {
         AND attname IN ('new_rows', 'old_rows', 'toast_unchanged') ORDER BY attname`)
     // Earlier versions left the arrays compressible (STORAGE EXTENDED); opening again changes that.
     await db.exec(`ALTER TABLE _tabgres.statement_changes ALTER COLUMN new_rows SET STORAGE EXTENDED`)
+    await asEarlierVersion(db)
     await installChangeTracking(db)
     expect((await storage()).rows.map((r) => r.attstorage)).toEqual(['e', 'e', 'e'])
     // Highly compressible rows: pglz would shrink them to a fraction.
@@ -212,6 +218,7 @@ describe('change log storage', () => {
       ALTER TABLE _tabgres.changes ADD PRIMARY KEY (seq);
       CREATE OR REPLACE FUNCTION _tabgres.capture_insert_${await one(db, `SELECT 't'::regclass::oid`)}() RETURNS trigger
         LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'old capture function'; END $$;`)
+    await asEarlierVersion(db)
     await installChangeTracking(db)
     expect(await changes(db)).toEqual(before)
     await db.exec(`INSERT INTO t VALUES (3, 'c')`)

@@ -6,7 +6,7 @@
 // asset cannot be fetched.
 
 import { PGlite } from '@electric-sql/pglite'
-import { INSTALL_SQL, installChangeTracking } from '../../engine/install'
+import { INSTALL_SQL, installChangeTracking, installMark } from '../../engine/install'
 
 /**
  * initdb options for every cluster the engine creates. 1 MB WAL segments
@@ -16,10 +16,13 @@ import { INSTALL_SQL, installChangeTracking } from '../../engine/install'
  */
 export const INITDB_PARAMS = ['--wal-segsize=1']
 
-/** A cheap fingerprint of the capture schema and the initdb options: a change makes a new template. */
+/**
+ * A cheap fingerprint of the capture schema, the initdb options and how the
+ * template is made (its install mark: install.ts): a change makes a new template.
+ */
 export function templateKey(): string {
   let h = 0
-  for (const s of [...INSTALL_SQL, INITDB_PARAMS.join(' ')]) for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0
+  for (const s of [...INSTALL_SQL, INITDB_PARAMS.join(' '), installMark('postgres', [])]) for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0
   return `pglite-0.5.17/capture-${(h >>> 0).toString(16)}`
 }
 
