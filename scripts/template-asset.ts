@@ -1,12 +1,12 @@
-// `npm run gen:template`: makes the template data directory in Node
-// (src/worker/storage/template.ts) and writes it where the worker fetches it
+// `npx tsx scripts/template-asset.ts`: makes the template data directory in Node
+// (src/engine/template.ts) and writes it where the worker fetches it
 // from, src/worker/storage/template.tar.gz, with its key beside it. Vite
 // builds and dev servers call ensureTemplateAsset() first (the plugin in
 // ./vite-template.ts); a current asset is kept.
 
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { makeTemplate, templateKey } from '../src/worker/storage/template'
+import { makeTemplate, templateKey } from '../src/engine/template'
 
 export const TEMPLATE_ASSET = fileURLToPath(new URL('../src/worker/storage/template.tar.gz', import.meta.url))
 const KEY_FILE = `${TEMPLATE_ASSET}.key`

@@ -11,7 +11,8 @@ import type { WorkerApi, StartReplicationRequest, CreateSlotRequest } from '../w
 import type { BootInfo, BootPhase, BootProgress, EngineOptions } from '../worker/engine'
 import { ReplicationStream } from './stream'
 
-export { PgError } from '../protocol/errors'
+import { PgError } from '../protocol/errors'
+export { PgError }
 export { decodePgoutput } from '../protocol/pgoutput-decode'
 export { ReplicationStream, type StreamMessage } from './stream'
 export { replicate, type ReplicateOptions, type XLogMessage } from './replicate'
@@ -46,19 +47,30 @@ export interface StartReplicationOptions {
 export class Database implements Queryable {
   private closing: Promise<void> | null = null
 
+  /**
+   * `end` lets go of what carries the API: ends the database's worker, or
+   * closes its port when a worker holds several (the testing kit).
+   */
   constructor(
     readonly name: string,
     readonly boot: BootInfo,
-    private readonly api: Comlink.Remote<WorkerApi>,
-    private readonly worker: Worker,
+    private readonly remote: Comlink.Remote<WorkerApi>,
+    private readonly end: () => void,
   ) {}
 
+  /** The worker's API; after close(), calls fail as on a closed connection (08003). */
+  private get api(): Comlink.Remote<WorkerApi> {
+    if (this.ended) throw new PgError({ code: '08003', message: `database "${this.name}" is closed` }) // connection_does_not_exist
+    return this.remote
+  }
+  private ended = false
+
   /** Resolves once the statement ran and, unless opened 'relaxed', is durable in IndexedDB. */
-  query<T = Record<string, unknown>>(sql: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>> {
+  async query<T = Record<string, unknown>>(sql: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>> {
     return this.api.query(sql, params, options) as Promise<Results<T>>
   }
 
-  exec(sql: string): Promise<Results[]> {
+  async exec(sql: string): Promise<Results[]> {
     return this.api.exec(sql)
   }
 
@@ -85,15 +97,15 @@ export class Database implements Queryable {
     return result
   }
 
-  identifySystem(): Promise<CommandResult> {
+  async identifySystem(): Promise<CommandResult> {
     return this.api.identifySystem()
   }
 
-  createSlot(name: string, options: CreateSlotRequest = {}): Promise<CommandResult> {
+  async createSlot(name: string, options: CreateSlotRequest = {}): Promise<CommandResult> {
     return this.api.createSlot(name, options)
   }
 
-  dropSlot(name: string, options: { wait?: boolean } = {}): Promise<void> {
+  async dropSlot(name: string, options: { wait?: boolean } = {}): Promise<void> {
     return this.api.dropSlot(name, options.wait ?? false)
   }
 
@@ -135,18 +147,19 @@ export class Database implements Queryable {
   }
 
   /** Diagnostics from the worker. */
-  stats() {
+  async stats() {
     return this.api.stats()
   }
 
-  /** Makes everything durable, stops streams, releases the name, ends the worker. */
+  /** Makes everything durable, stops streams, releases the name, ends the worker (or the kit's port). */
   close(): Promise<void> {
     this.closing ??= (async () => {
       try {
         await this.api.close()
       } finally {
-        this.api[Comlink.releaseProxy]()
-        this.worker.terminate()
+        this.ended = true
+        this.remote[Comlink.releaseProxy]()
+        this.end()
       }
     })()
     return this.closing
@@ -154,7 +167,8 @@ export class Database implements Queryable {
 
   /** Ends the worker at once, as a crashed or closed tab would (tests). */
   terminate(): void {
-    this.worker.terminate()
+    this.ended = true
+    this.end()
   }
 }
 
@@ -170,7 +184,7 @@ export async function openDatabase(name: string, options: OpenOptions = {}): Pro
   const api = Comlink.wrap<WorkerApi>(worker)
   try {
     const boot = await api.open(name, engineOptions, onProgress ? Comlink.proxy(onProgress) : undefined)
-    return new Database(name, boot, api, worker)
+    return new Database(name, boot, api, () => worker.terminate())
   } catch (e) {
     api[Comlink.releaseProxy]()
     worker.terminate()

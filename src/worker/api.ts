@@ -18,7 +18,7 @@ import { PgError, SqlState, toPgError } from '../protocol/errors'
 import { setsSessionTimeout } from '../engine/backend/idle-timeouts'
 import { formatLsn, parseLsn } from '../protocol/lsn'
 import type { PageToWorker } from '../protocol/stream-port'
-import { openEngine, type BootInfo, type BootProgress, type Engine, type EngineOptions } from './engine'
+import type { BootInfo, BootProgress, Engine, EngineOptions } from './engine'
 import { truncateIdentifier, type ReplicationCommand } from '../engine/replication/commands'
 import { type ReplicationSession } from '../engine/replication/session'
 import { parseStartOptions } from '../engine/replication/start-options'
@@ -63,7 +63,10 @@ const SHUTDOWN_WAIT_MS = 2000
 
 type TxEntry = { tx: Transaction; finish: (commit: boolean) => void; done: Promise<void> }
 
-export function makeApi() {
+/** How the API opens its database: idb (./index.ts) or in memory (./kit.ts). */
+export type OpenEngine = (name: string, options: EngineOptions, onProgress?: (p: BootProgress) => void) => Promise<Engine>
+
+export function makeApi(openDatabase: OpenEngine) {
   let engine: Engine | null = null
   let opening: Promise<BootInfo> | null = null
   const transactions = new Map<number, TxEntry>()
@@ -132,7 +135,7 @@ export function makeApi() {
       if (engine && engine.name !== name) {
         throw new PgError({ code: SqlState.objectInUse, message: `this worker already holds database "${engine.name}"` })
       }
-      opening ??= openEngine(name, options, onProgress).then(
+      opening ??= openDatabase(name, options, onProgress).then(
         (e) => {
           engine = e
           return e.boot

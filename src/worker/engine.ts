@@ -1,19 +1,25 @@
-// The database a worker owns: PGlite on IndexedDB (idb://<name>) with change
-// capture, group commit, and one owner per name (a Web Lock).
+// The database a worker holds: PGlite with change capture and group commit,
+// either on IndexedDB (idb://<name>, one owner per name: a Web Lock) or in
+// memory from the template's files (the testing kit: ./kit.ts).
 //
 // Boot: a database this origin has never created starts from the template
-// data directory (./storage/template.ts: made at build time, shipped as an
+// data directory (src/engine/template.ts: made at build time, shipped as an
 // asset, kept in IndexedDB after its first use) instead of running initdb.
 
 import { PGlite } from '@electric-sql/pglite'
 import { installChangeTracking } from '../engine/install'
 import { stopPruning } from '../engine/replication/prune'
 import { ENGINE_START_PARAMS } from '../engine/start-params'
-import { GroupCommit } from './storage/group-commit'
+import { INITDB_PARAMS } from '../engine/template'
+import { ImageMemoryFs, type DataDirImage } from '../engine/template-image'
+import { startBootClock, type BootClock, type BootPhase, type BootProgress } from './boot-clock'
+import { GroupCommit, noFlush, type Flush } from './storage/group-commit'
 import { GroupCommitIdbFs, type FlushStats } from './storage/idb-fs'
 import { acquireNameLock, type OnLocked } from './storage/lock'
-import { isKnownDatabase, loadTemplate, rememberDatabase, saveTemplate } from './storage/registry'
-import { INITDB_PARAMS, makeTemplate, templateKey } from './storage/template'
+import { isKnownDatabase, rememberDatabase } from './storage/registry'
+import { templateData, type TemplateSource } from './storage/template-source'
+
+export type { BootPhase, BootProgress, TemplateSource }
 
 export interface EngineOptions {
   /** When another tab or worker has the name open: fail with 55006 (default) or wait. */
@@ -28,17 +34,6 @@ export interface EngineOptions {
   /** Use (and make) the template data directory for new databases (default true). */
   template?: boolean
 }
-
-/** A boot phase starting (page: a progress display); 'ready' when the database answers. */
-export interface BootProgress {
-  phase: BootPhase | 'ready'
-  /** Since the open began. */
-  elapsedMs: number
-}
-export type BootPhase = 'lock' | 'registry' | 'template' | 'pglite' | 'install' | 'flush' | 'register'
-
-/** Where a new database's template came from: this origin's registry, the shipped asset, or made in the tab. */
-export type TemplateSource = 'registry' | 'asset' | 'made'
 
 export interface BootInfo {
   ms: number
@@ -62,63 +57,23 @@ export interface Engine {
   close(): Promise<void>
 }
 
-/** Where the build put the template (scripts/template-asset.ts); bundlers hash and copy it. */
-const TEMPLATE_URL = new URL('./storage/template.tar.gz', import.meta.url)
+/** How every PGlite here starts (src/engine/start-params.ts). */
+const startParams = () => [...ENGINE_START_PARAMS]
 
 /**
- * The template: kept in this origin's registry after the first use; else the
- * asset made at build time; else (the asset is missing, as in a build without
- * the step) made here, which runs initdb in WASM.
+ * Opens (creating from the template if new) idb://<name>. `templateUrl`:
+ * where the worker's bundle put the template asset (the entry module names
+ * it, so that the URL is relative to a file the build keeps in place).
  */
-async function templateData(): Promise<{ data: Blob; source: TemplateSource }> {
-  const key = templateKey()
-  const cached = await loadTemplate(key)
-  if (cached) return { data: cached, source: 'registry' }
-  let data: Blob | null = null
-  let source: TemplateSource = 'asset'
-  try {
-    const res = await fetch(TEMPLATE_URL)
-    if (res.ok) data = await res.blob()
-  } catch {
-    // Offline before the asset was cached, or no asset: make it below.
-  }
-  if (!data) {
-    data = await makeTemplate()
-    source = 'made'
-  }
-  await saveTemplate(key, data)
-  return { data, source }
-}
-
 export async function openEngine(
   name: string,
-  options: EngineOptions = {},
-  onProgress?: (p: BootProgress) => void,
+  options: EngineOptions,
+  onProgress: ((p: BootProgress) => void) | undefined,
+  templateUrl: URL,
 ): Promise<Engine> {
-  const t0 = performance.now()
-  const phases: Record<string, number> = {}
-  let mark = t0
-  let current: BootPhase = 'lock'
-  const progress = (p: BootPhase | 'ready') => {
-    // A display's failure is not the database's (a Comlink proxy's call returns a promise).
-    try {
-      const r: unknown = onProgress?.({ phase: p, elapsedMs: performance.now() - t0 })
-      if (r instanceof Promise) r.catch(() => {})
-    } catch {
-      // as above
-    }
-  }
-  /** Ends the current phase and starts `next`. */
-  const phase = (next: BootPhase | 'ready') => {
-    const now = performance.now()
-    phases[current] = now - mark
-    mark = now
-    if (next !== 'ready') current = next
-    progress(next)
-  }
-  progress('lock')
+  const clock = startBootClock('lock', onProgress)
   const release = await acquireNameLock(name, options.onLocked ?? 'fail')
-  phase('registry')
+  clock.phase('registry')
   try {
     const known = await isKnownDatabase(name)
     const useTemplate = !known && options.template !== false
@@ -127,57 +82,97 @@ export async function openEngine(
     let fromTemplate = false
     let template: TemplateSource | undefined
     if (useTemplate) {
-      phase('template')
-      const t = await templateData()
+      clock.phase('template')
+      const t = await templateData(templateUrl)
       template = t.source
-      phase('pglite')
+      clock.phase('pglite')
       try {
-        db = await PGlite.create({ fs, loadDataDir: t.data, startParams: [...ENGINE_START_PARAMS] })
+        db = await PGlite.create({ fs, loadDataDir: t.data, startParams: startParams() })
         fromTemplate = true
       } catch (e) {
         // Created earlier but not registered (the tab died in between): open it as it is.
         if (!String((e as Error)?.message).includes('already exists')) throw e
         fs = new GroupCommitIdbFs(name)
-        db = await PGlite.create({ fs, initDbStartParams: INITDB_PARAMS, startParams: [...ENGINE_START_PARAMS] })
+        db = await PGlite.create({ fs, initDbStartParams: INITDB_PARAMS, startParams: startParams() })
       }
     } else {
-      phase('pglite')
-      db = await PGlite.create({ fs, initDbStartParams: INITDB_PARAMS, startParams: [...ENGINE_START_PARAMS] })
+      clock.phase('pglite')
+      db = await PGlite.create({ fs, initDbStartParams: INITDB_PARAMS, startParams: startParams() })
     }
-    phase('install')
-    await installChangeTracking(db, { retention: 'discard' })
-    phase('flush')
-    const commits = new GroupCommit(db, async () => fs.snapshot())
-    await commits.durable()
-    phase('register')
-    if (!known) await rememberDatabase(name)
-    phase('ready')
-    const durability = options.durability ?? 'durable'
-    let closing: Promise<void> | null = null
-    return {
-      name,
-      db,
-      commits,
-      durability,
-      boot: { ms: performance.now() - t0, created: !known, fromTemplate, template, phases },
+    const engine = await finishBoot(name, db, clock, {
+      flush: async () => fs.snapshot(),
       storage: fs.flushStats,
-      durable: () => commits.durable(),
-      close() {
-        closing ??= (async () => {
-          try {
-            // Nothing of the engine's may query PGlite once it closes (such a query never returns).
-            await stopPruning(db)
-            await commits.durable()
-            await db.close()
-          } finally {
-            release()
-          }
-        })()
-        return closing
-      },
-    }
+      durability: options.durability ?? 'durable',
+      register: known ? null : () => rememberDatabase(name),
+      boot: { created: !known, fromTemplate, template },
+      release,
+    })
+    return engine
   } catch (e) {
     release()
     throw e
+  }
+}
+
+/**
+ * A database in memory made from `image`'s files (the testing kit): no
+ * name lock, no IndexedDB; a write is durable when it commits.
+ */
+export async function openMemoryEngine(name: string, image: DataDirImage, onProgress?: (p: BootProgress) => void): Promise<Engine> {
+  const clock = startBootClock('pglite', onProgress)
+  const db = await PGlite.create({ fs: new ImageMemoryFs(image), startParams: startParams() })
+  return finishBoot(name, db, clock, {
+    flush: noFlush,
+    storage: { flushes: 0, records: 0, bytes: 0 },
+    durability: 'durable',
+    register: null,
+    boot: { created: true, fromTemplate: true, template: 'asset' },
+    release: () => {},
+  })
+}
+
+interface Finish {
+  flush: Flush
+  storage: FlushStats
+  durability: 'durable' | 'relaxed'
+  /** Records a new database once it is durable. */
+  register: (() => Promise<void>) | null
+  boot: Omit<BootInfo, 'ms' | 'phases'>
+  /** Lets go of the name (after close). */
+  release: () => void
+}
+
+/** Capture, the first flush, registration: the end of every boot. */
+async function finishBoot(name: string, db: PGlite, clock: BootClock, f: Finish): Promise<Engine> {
+  clock.phase('install')
+  await installChangeTracking(db, { retention: 'discard' })
+  clock.phase('flush')
+  const commits = new GroupCommit(db, f.flush)
+  await commits.durable()
+  clock.phase('register')
+  await f.register?.()
+  clock.phase('ready')
+  let closing: Promise<void> | null = null
+  return {
+    name,
+    db,
+    commits,
+    durability: f.durability,
+    boot: { ...f.boot, ms: clock.elapsed(), phases: clock.phases },
+    storage: f.storage,
+    durable: () => commits.durable(),
+    close() {
+      closing ??= (async () => {
+        try {
+          // Nothing of the engine's may query PGlite once it closes (such a query never returns).
+          await stopPruning(db)
+          await commits.durable()
+          await db.close()
+        } finally {
+          f.release()
+        }
+      })()
+      return closing
+    },
   }
 }

@@ -1,10 +1,16 @@
 // The browser runtime in Chromium: a real module worker per database, PGlite
 // on IndexedDB, Comlink, and replication frames over a MessagePort.
 // Every wait is on a promise, a frame or a message, never a timer.
+// What needs no persistence runs on the testing kit's fresh databases (the
+// same API on a port of the kit's worker); the rest opens idb:// databases.
 
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase, PgError, type PgoutputMessage, type ReplicationStream } from '../../src/client'
 import { formatLsn } from '../../src/protocol/lsn'
+import { createTestKit } from '../../src/testing/browser'
+
+const kit = createTestKit()
+afterAll(() => kit.close())
 
 let counter = 0
 const unique = (prefix: string) => `${prefix}_${Date.now().toString(36)}_${++counter}`
@@ -100,7 +106,7 @@ describe('persistence', () => {
 
 describe('replication over a MessagePort', () => {
   it('frames arrive in order and decode; their buffers are detached on the sender side', async () => {
-    const db = await openDatabase(unique('stream'))
+    const db = await kit.fresh()
     await db.exec(`CREATE TABLE items (id int PRIMARY KEY, name text, price numeric(10,2)); CREATE PUBLICATION p FOR ALL TABLES`)
     await db.createSlot('s1')
     const stream = await db.startReplication({ slot: 's1', options: { proto_version: '1', publication_names: 'p' } })
@@ -184,7 +190,7 @@ describe('replication over a MessagePort', () => {
   })
 
   it('a consumer that does not read holds the worker to its window', async () => {
-    const db = await openDatabase(unique('slow'))
+    const db = await kit.fresh()
     await db.exec(`CREATE TABLE big (id int PRIMARY KEY, pad text); CREATE PUBLICATION p FOR ALL TABLES`)
     await db.createSlot('slow')
     const window = 64 * 1024
@@ -211,7 +217,7 @@ describe('replication over a MessagePort', () => {
 
 describe('errors and ownership', () => {
   it('SQLSTATE, detail, hint and position cross the port; the worker survives bad calls', async () => {
-    const db = await openDatabase(unique('errors'))
+    const db = await kit.fresh()
     await db.exec('CREATE TABLE t (id int PRIMARY KEY)')
     await db.query('INSERT INTO t VALUES (1)')
     const dup = await db.query('INSERT INTO t VALUES (1)').catch((e) => e)
@@ -238,7 +244,7 @@ describe('errors and ownership', () => {
   })
 
   it('an interactive transaction excludes every other call until it ends', async () => {
-    const db = await openDatabase(unique('tx'))
+    const db = await kit.fresh()
     await db.exec('CREATE TABLE t (id int PRIMARY KEY)')
     let release!: () => void
     const gate = new Promise<void>((r) => (release = r))
@@ -309,7 +315,7 @@ describe('wire protocol on a MessagePort', () => {
     const { decodeBackendMessages } = await import('../../src/protocol/backend-decode')
     const { decodeFrame, encodeFrame } = await import('../../src/protocol/replication-frames')
     const { decodePgoutput } = await import('../../src/client')
-    const db = await openDatabase(unique('wire'))
+    const db = await kit.fresh()
     await db.exec(`CREATE TABLE t (id int PRIMARY KEY, v text); CREATE PUBLICATION p FOR ALL TABLES`)
     const port = await db.connect()
     const inbox: ReturnType<typeof decodeBackendMessages> = []

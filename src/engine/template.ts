@@ -6,7 +6,7 @@
 // asset cannot be fetched.
 
 import { PGlite } from '@electric-sql/pglite'
-import { INSTALL_SQL, installChangeTracking, installMark } from '../../engine/install'
+import { INSTALL_SQL, installChangeTracking, installMark } from './install'
 
 /**
  * initdb options for every cluster the engine creates. 1 MB WAL segments

@@ -1,0 +1,76 @@
+// The testing kit's worker (tabgres/testing/browser): many databases in one
+// worker, each in memory and made from the template's files, which this
+// worker decodes once. Each database has its own API (./api.ts) on its own
+// MessagePort, so the page's Database handle is the same class openDatabase
+// returns. One database is kept booted ahead of the next request: booting
+// runs here, while the page runs the previous test.
+
+import * as Comlink from 'comlink'
+import { installErrorTransfer } from '../protocol/comlink-errors'
+import { readImage, type DataDirImage } from '../engine/template-image'
+import { makeApi } from './api'
+import { openMemoryEngine, type BootInfo, type Engine } from './engine'
+import { templateData } from './storage/template-source'
+
+/** Relative to this entry module (see ./index.ts). */
+const TEMPLATE_URL = new URL('./storage/template.tar.gz', import.meta.url)
+
+let image: Promise<DataDirImage> | null = null
+function templateImage(): Promise<DataDirImage> {
+  image ??= templateData(TEMPLATE_URL).then((t) => readImage(t.data))
+  image.catch(() => (image = null))
+  return image
+}
+
+let made = 0
+let spare: Promise<Engine> | null = null
+let live = 0
+
+async function boot(): Promise<Engine> {
+  return openMemoryEngine(`test_${++made}`, await templateImage())
+}
+
+export interface KitStats {
+  /** Databases made so far, and open now. */
+  made: number
+  live: number
+  /** The worker's JS heap in use (Chromium's performance.memory), when known. */
+  heapBytes: number | null
+}
+
+const kit = {
+  /** A fresh database whose API is served on `port`; resolves with its boot. */
+  async open(port: MessagePort, prewarm: boolean): Promise<BootInfo & { name: string }> {
+    const taken = spare ?? boot()
+    spare = null
+    const engine = await taken
+    if (prewarm) {
+      spare = boot()
+      spare.catch(() => (spare = null)) // the next open boots again and reports its error
+    }
+    live++
+    const api = makeApi(async () => engine)
+    await api.open(engine.name)
+    const close = api.close
+    let closed = false
+    api.close = async () => {
+      if (!closed) {
+        closed = true
+        live--
+      }
+      await close()
+    }
+    Comlink.expose(api, port)
+    return { ...engine.boot, name: engine.name }
+  },
+
+  stats(): KitStats {
+    const memory = (performance as Performance & { memory?: { usedJSHeapSize: number } }).memory
+    return { made, live, heapBytes: memory ? memory.usedJSHeapSize : null }
+  },
+}
+
+export type KitWorkerApi = typeof kit
+
+installErrorTransfer()
+Comlink.expose(kit)
