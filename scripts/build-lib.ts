@@ -4,6 +4,8 @@
 //   dist/worker/index.js   the database worker the client spawns
 //   dist/engine/index.js   the engine for a PGlite of your own (Node)
 //   dist/node/server.js    the TCP wire server (Node)
+//   dist/testing/node.js   the testing kit for Node (fresh in-memory databases)
+//   dist/testing/browser.js  the testing kit for the browser, and its worker dist/worker/kit.js
 //
 // PGlite and Comlink stay imports (dependencies, not inlined): the app's
 // bundler resolves them, and PGlite finds its wasm and data files beside its
@@ -14,14 +16,22 @@
 
 import { build } from 'esbuild'
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { ensureTemplateAsset } from './template-asset'
 
 const OUT = 'dist'
-for (const d of ['client', 'worker', 'node', 'engine', 'protocol', 'wire', 'orez', 'shared', 'chunks']) rmSync(`${OUT}/${d}`, { recursive: true, force: true })
+for (const d of ['client', 'worker', 'node', 'engine', 'protocol', 'wire', 'orez', 'shared', 'testing', 'chunks']) rmSync(`${OUT}/${d}`, { recursive: true, force: true })
 
 await build({
-  entryPoints: ['src/client/index.ts', 'src/worker/index.ts', 'src/engine/index.ts', 'src/node/server.ts'],
+  entryPoints: [
+    'src/client/index.ts',
+    'src/worker/index.ts',
+    'src/worker/kit.ts',
+    'src/engine/index.ts',
+    'src/node/server.ts',
+    'src/testing/node.ts',
+    'src/testing/browser.ts',
+  ],
   outdir: OUT,
   outbase: 'src',
   bundle: true,
@@ -35,21 +45,38 @@ await build({
   logLevel: 'warning',
 })
 
-const client = `${OUT}/client/index.js`
-const source = readFileSync(client, 'utf8')
-const workerUrl = /new URL\((["'])\.\.\/worker\/index\.ts\1, import\.meta\.url\)/g
-const found = source.match(workerUrl)?.length ?? 0
-if (found !== 1) throw new Error(`${client}: expected one worker URL to rewrite, found ${found}`)
-writeFileSync(client, source.replace(workerUrl, `new URL("../worker/index.js", import.meta.url)`))
+/**
+ * The page-side modules name their worker's .ts source: point them at the
+ * built .js. Code shared by two entries moves to chunks/, a sibling of
+ * client/ and testing/, so "../worker/" means the same folder from each.
+ */
+function rewriteWorkerUrl(worker: string) {
+  const url = new RegExp(`new URL\\((["'])\\.\\./worker/${worker}\\.ts\\1, import\\.meta\\.url\\)`, 'g')
+  const files = ['client', 'testing', 'chunks'].flatMap((d) => readdirSync(`${OUT}/${d}`).filter((f) => f.endsWith('.js')).map((f) => `${OUT}/${d}/${f}`))
+  let found = 0
+  for (const file of files) {
+    const source = readFileSync(file, 'utf8')
+    const n = source.match(url)?.length ?? 0
+    if (n === 0) continue
+    found += n
+    writeFileSync(file, source.replace(url, `new URL("../worker/${worker}.js", import.meta.url)`))
+  }
+  if (found !== 1) throw new Error(`expected one URL of worker/${worker}.ts to rewrite, found ${found}`)
+}
+rewriteWorkerUrl('index')
+rewriteWorkerUrl('kit')
 
-// The template data directory the worker fetches (see src/worker/storage/template.ts),
-// beside the worker at the path its URL names.
-const worker = `${OUT}/worker/index.js`
-if (!readFileSync(worker, 'utf8').includes(`new URL("./storage/template.tar.gz", import.meta.url)`)) {
-  throw new Error(`${worker}: the template's URL moved; copy the asset where it points`)
+// The template data directory the workers fetch (src/worker/storage/template-source.ts),
+// beside them at the path their URL names, with its key (the Node kit checks it).
+for (const worker of [`${OUT}/worker/index.js`, `${OUT}/worker/kit.js`]) {
+  if (!readFileSync(worker, 'utf8').includes(`new URL("./storage/template.tar.gz", import.meta.url)`)) {
+    throw new Error(`${worker}: the template's URL moved; copy the asset where it points`)
+  }
 }
 mkdirSync(`${OUT}/worker/storage`, { recursive: true })
-copyFileSync(await ensureTemplateAsset(), `${OUT}/worker/storage/template.tar.gz`)
+const asset = await ensureTemplateAsset()
+copyFileSync(asset, `${OUT}/worker/storage/template.tar.gz`)
+copyFileSync(`${asset}.key`, `${OUT}/worker/storage/template.tar.gz.key`)
 
 execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
-console.log(`library built in ${OUT}/ (client, worker, engine, node, .d.ts)`)
+console.log(`library built in ${OUT}/ (client, worker, engine, node, testing, .d.ts)`)

@@ -1,0 +1,34 @@
+// tabgres/testing in Node: fresh in-memory databases from the template's
+// files, captured, separate, and all closed by kit.close().
+
+import { afterAll, describe, expect, it } from 'vitest'
+import { createTestKit } from '../../src/testing/node'
+import { runReplicationCommand } from '../../src/engine/replication/walsender'
+
+describe('testing kit (Node)', async () => {
+  const kit = await createTestKit()
+  afterAll(() => kit.close())
+
+  it('each database is new, empty, separate and captured', async () => {
+    const a = await kit.fresh()
+    const b = await kit.fresh()
+    await a.exec('CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)')
+    expect((await b.query(`SELECT to_regclass('public.t') IS NULL AS missing`)).rows).toEqual([{ missing: true }])
+    expect((await a.query(`SELECT op::text AS op FROM _tabgres.changes WHERE relid = 't'::regclass`)).rows).toEqual([{ op: 'I' }])
+    // The engine is installed: replication commands work on it.
+    const slot = await runReplicationCommand('CREATE_REPLICATION_SLOT s LOGICAL pgoutput', a)
+    expect(slot.rows[0][0]).toBe('s')
+    // The smaller shared buffers every engine database starts with (engine/start-params.ts).
+    expect((await a.query('SHOW shared_buffers')).rows).toEqual([{ shared_buffers: '8MB' }])
+    await a.close()
+    await b.close()
+  })
+
+  it('close() ends every database it made, spares and forgotten ones included', async () => {
+    const other = await createTestKit({ prewarm: 2 })
+    const left = await other.fresh()
+    await other.close()
+    expect(left.closed).toBe(true)
+    await expect(other.fresh()).rejects.toThrow(/closed/)
+  })
+})
