@@ -5,9 +5,14 @@
 // taken, and the copy records the WAL position it is consistent with, so the
 // stream it then starts from that position neither misses nor repeats a
 // commit (see snapshot.ts).
+//
+// Nothing turns green before the database has answered: the boot progress
+// folds away, the primary's pill says how long the open took and the offline
+// pill says "ready" only once the todo list has been read from PostgreSQL.
 
 import * as Comlink from 'comlink'
-import { openDatabase, PgError, type Database } from '../src/client'
+import { openDatabase, PgError, type BootInfo, type Database } from '../src/client'
+import { BootProgressView } from './boot-progress'
 import { SqlConsole } from './console'
 import { byId, h } from './dom'
 import { Inspector } from './inspector'
@@ -37,10 +42,32 @@ function status(key: string, text: string, state: 'busy' | 'ok' | 'bad' = 'busy'
   el.textContent = text
 }
 
-function showError(e: unknown): void {
+/** 'info' for news that needs no fixing (another tab has the database), 'error' for failures. */
+function showBanner(text: string, kind: 'info' | 'error'): void {
   const banner = byId('banner')
   banner.hidden = false
-  banner.textContent = e instanceof PgError ? `${e.code}: ${e.message}${e.detail ? ` (${e.detail})` : ''}` : String(e)
+  banner.className = `banner ${kind}`
+  banner.setAttribute('role', kind === 'error' ? 'alert' : 'status')
+  banner.textContent = text
+}
+
+function showError(e: unknown): void {
+  showBanner(e instanceof PgError ? `${e.code}: ${e.message}${e.detail ? ` (${e.detail})` : ''}` : String(e), 'error')
+}
+
+/**
+ * The primary's pill once it answered: how long the open took, not counting
+ * a wait for another tab to let go of the name (the 'lock' phase), which is
+ * the other tab's doing, not the boot's. The times ride along as data-* for tests.
+ */
+function showOpened(boot: BootInfo, waitedForTab: boolean): void {
+  const waitMs = boot.phases.lock ?? 0
+  const openMs = Math.round(boot.ms - waitMs)
+  const wait = waitedForTab ? ` (+${(waitMs / 1000).toFixed(1)} s waiting for the other tab)` : ''
+  status('primary', `primary: idb://${DB_NAME}, ${boot.created ? 'created' : 'reopened'} in ${openMs} ms${wait}`, 'ok')
+  const pill = pills.get('primary')!
+  pill.dataset.openMs = String(openMs)
+  pill.dataset.waitMs = String(Math.round(waitMs))
 }
 
 /** CREATE_REPLICATION_SLOT, unless the slot survived from an earlier visit. */
@@ -62,44 +89,61 @@ async function ensureSchema(db: Database): Promise<void> {
  * One tab owns the database (a Web Lock per name). A second tab says so and
  * waits: it opens the database as soon as the first tab closes or reloads.
  */
-async function openPrimary(): Promise<Database> {
+async function openPrimary(progress: BootProgressView): Promise<{ db: Database; waitedForTab: boolean }> {
+  const { onProgress } = progress
   try {
-    return await openDatabase(DB_NAME)
+    return { db: await openDatabase(DB_NAME, { onProgress }), waitedForTab: false }
   } catch (e) {
     if (!(e instanceof PgError && e.code === '55006')) throw e // object_in_use: another tab has it
     status('primary', `primary: open in another tab; waiting for it to close…`)
-    const banner = byId('banner')
-    banner.hidden = false
-    banner.textContent = `The database ${DB_NAME} is open in another tab (one tab owns it at a time). This tab opens it as soon as that tab is closed or reloaded.`
-    const db = await openDatabase(DB_NAME, { onLocked: 'wait' })
-    banner.hidden = true
-    return db
+    progress.relabel('lock', 'waiting for the other tab to close the database (its name lock)')
+    showBanner(
+      `The database ${DB_NAME} is open in another tab (one tab owns it at a time). This tab opens it as soon as that tab is closed or reloaded.`,
+      'info',
+    )
+    const db = await openDatabase(DB_NAME, { onLocked: 'wait', onProgress })
+    byId('banner').hidden = true
+    return { db, waitedForTab: true }
   }
 }
 
+const progress = new BootProgressView(byId('boot'))
+
+/** Opens the primary and reads the todo list from it: once this resolves, the database has answered. */
+async function firstAnswer(): Promise<{ db: Database; app: TodoApp }> {
+  const { db, waitedForTab } = await openPrimary(progress)
+  status('primary', `primary: idb://${DB_NAME} open, first query…`)
+  progress.step('schema')
+  await ensureSchema(db)
+  progress.step('todos')
+  const app = new TodoApp(db, byId('app'), showError)
+  await app.refresh()
+  // Only now may anything say ready; the offline pill waits for this promise.
+  showOpened(db.boot, waitedForTab)
+  progress.done(`PostgreSQL answered: idb://${DB_NAME} ${db.boot.created ? 'created' : 'reopened'}`)
+  return { db, app }
+}
+
 async function main(): Promise<void> {
+  status('primary', `primary: opening idb://${DB_NAME}…`)
+  const answered = firstAnswer()
   void enableOffline((text, ready) => {
     byId('offline').textContent = `· ${text}`
     status('offline', text, ready ? 'ok' : 'busy')
-  })
+  }, answered)
 
-  status('primary', `primary: opening idb://${DB_NAME}…`)
   const replicaWorker = new Worker(new URL('./replica-worker.ts', import.meta.url), { type: 'module', name: 'tabgres-demo-replica' })
   const replica = Comlink.wrap<ReplicaApi>(replicaWorker)
   status('replica', 'replica: starting PGlite in memory…')
   const replicaBoot = replica.boot()
 
-  const db = await openPrimary()
-  status('primary', `primary: idb://${DB_NAME}, ${db.boot.created ? 'created' : 'reopened'} in ${Math.round(db.boot.ms)} ms`, 'ok')
-  await ensureSchema(db)
+  const { db, app } = await answered
+  new SqlConsole(db, byId('console'), () => void app.refresh())
   await ensureSlot(db, INSPECTOR_SLOT)
   await ensureSlot(db, REPLICA_SLOT)
 
   const inspector = new Inspector(byId('inspector'), byId('counters'))
   const panel = new ReplicaPanel(db, replica, PUBLICATION, byId('checksums'))
-  const app = new TodoApp(db, byId('app'), showError)
-  new SqlConsole(db, byId('console'), () => void app.refresh())
-  await app.refresh()
 
   // The inspector watches from now on: start at the current position.
   const [{ lsn }] = (await db.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows
@@ -131,6 +175,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((e) => {
+  progress.failed()
   showError(e)
   status('primary', 'primary: failed to start', 'bad')
 })

@@ -6,6 +6,11 @@
 //
 // Every wait is on something the page shows (Playwright polls the DOM); the
 // page marks itself ready with <body data-ready>.
+//
+// Boot order (issue #17): an observer injected before any page script runs
+// records what the page shows, snapshot by snapshot, so a test can check
+// what came before what: the boot progress showed a phase, and the offline
+// pill turned "ready" only once the database had answered.
 
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -18,6 +23,63 @@ const config = fileURLToPath(new URL('../../demo/vite.config.ts', import.meta.ur
 const shots = fileURLToPath(new URL('../../test-results/demo/', import.meta.url))
 /** Booting PGlite twice (primary and replica) on a loaded 2-core machine takes a while. */
 const BOOT_MS = 180_000
+
+/** What the page showed at one moment (one MutationObserver callback: what could be painted). */
+interface Shown {
+  t: number
+  phase: string | null
+  primary: string | null
+  offline: string | null
+  offlineOk: boolean
+}
+
+/**
+ * Runs in the page before its scripts (context.addInitScript): keeps
+ * window.__shown. No named functions inside: the test's transform would wrap
+ * them in a helper (__name) that the page does not have.
+ */
+function recordShown(): void {
+  const shown: Shown[] = []
+  ;(window as unknown as { __shown: Shown[] }).__shown = shown
+  const observer = new MutationObserver(() => {
+    const offline = document.querySelector('[data-testid="status-offline"]')
+    const now: Shown = {
+      t: performance.now(),
+      phase: document.querySelector('[data-testid="boot-progress"]')?.getAttribute('data-phase') ?? null,
+      primary: document.querySelector('[data-testid="status-primary"]')?.textContent ?? null,
+      offline: offline?.textContent ?? null,
+      offlineOk: offline?.classList.contains('ok') ?? false,
+    }
+    const last = shown[shown.length - 1]
+    if (!last || last.phase !== now.phase || last.primary !== now.primary || last.offline !== now.offline || last.offlineOk !== now.offlineOk) shown.push(now)
+    if (now.offlineOk) observer.disconnect() // the boot is over; the panels keep changing
+  })
+  observer.observe(document, { subtree: true, childList: true, characterData: true, attributes: true })
+}
+
+const BOOT_PHASES = ['lock', 'registry', 'template', 'pglite', 'install', 'flush', 'register']
+
+/**
+ * Once the offline pill is green: the progress showed a boot phase, then
+ * folded ('done') once the database answered; the pill said it was waiting
+ * for the database and said ready only after the primary's pill said
+ * created/reopened. Returns the record.
+ */
+async function checkBootOrder(p: Page): Promise<Shown[]> {
+  await p.locator('[data-testid="status-offline"].ok').waitFor({ timeout: 60_000 })
+  const shown = await p.evaluate(() => (window as unknown as { __shown: Shown[] }).__shown)
+  const done = shown.findIndex((s) => s.phase === 'done')
+  expect(done, JSON.stringify(shown)).toBeGreaterThan(0)
+  expect(shown.slice(0, done).some((s) => BOOT_PHASES.includes(s.phase ?? '')), JSON.stringify(shown)).toBe(true)
+  const ready = shown.findIndex((s) => s.offlineOk)
+  expect(ready).toBeGreaterThanOrEqual(done)
+  expect(shown[ready].primary).toMatch(/created|reopened/)
+  const sayingReady = /ready to work offline|offline copy cached/
+  const early = shown.slice(0, ready).filter((s) => sayingReady.test(s.offline ?? '') || (/created|reopened/.test(s.primary ?? '') && s.phase !== 'done'))
+  expect(early).toEqual([])
+  expect(shown.some((s) => s.offline === 'offline copy: waiting for the database')).toBe(true)
+  return shown
+}
 
 let site: BuiltSite
 let context: BrowserContext
@@ -52,6 +114,7 @@ beforeAll(async () => {
   site = await serveBuiltSite({ configFile: config })
   url = site.url
   context = await site.browser.newContext({ viewport: { width: 1400, height: 1000 } })
+  await context.addInitScript(recordShown)
   page = await context.newPage()
   page.on('pageerror', (e) => console.error('page error:', e))
 }, BOOT_MS)
@@ -60,8 +123,15 @@ afterAll(() => site?.close())
 
 describe('playground (built, in Chromium)', () => {
   it('an added item shows in the app, in the inspector and in the replica, with equal checksums', async () => {
-    await page.goto(url)
+    // Not waiting for 'load': the boot progress is worth a look while it runs.
+    await page.goto(url, { waitUntil: 'commit' })
+    await page.locator('[data-testid="boot-step"]').first().waitFor({ timeout: BOOT_MS })
+    await shot('0-first-visit-booting')
     await ready(page)
+    const shown = await checkBootOrder(page)
+    // A first visit creates the database: the template is fetched.
+    expect(shown.some((s) => s.phase === 'template' || s.phase === 'pglite')).toBe(true)
+    await expect(page.getByTestId('boot-progress').textContent()).resolves.toContain('PostgreSQL answered')
     await todosInSync(page, 0)
     await shot('1-first-load')
 
@@ -82,6 +152,8 @@ describe('playground (built, in Chromium)', () => {
     await ready(page)
     await expect(page.getByTestId('todo-item').filter({ hasText: 'water the plants' }).count()).resolves.toBe(1)
     await expect(page.getByTestId('status-primary').textContent()).resolves.toContain('reopened')
+    // The service worker is active from the start now: the pill still waits for the database.
+    await checkBootOrder(page)
     await todosInSync(page, 1)
     await shot('3-after-reload')
   }, BOOT_MS)
@@ -126,16 +198,39 @@ describe('playground (built, in Chromium)', () => {
     second.on('pageerror', (e) => console.error('second tab, page error:', e))
     await second.goto(url)
     await second.getByTestId('status-primary').getByText('open in another tab').waitFor({ timeout: BOOT_MS })
-    await second.locator('#banner').getByText('opens it as soon as that tab is closed').waitFor()
+    // The second tab's database worker has asked for the name's lock: its 'lock' phase runs from before this.
+    const lockPending = () =>
+      second.evaluate(async () => ((await navigator.locks.query()).pending ?? []).filter((l) => l.name === 'tabgres:tabgres-demo').length)
+    await expect.poll(lockPending, { timeout: 60_000 }).toBe(1)
+    const waitSeen = Date.now()
+    const banner = second.locator('#banner')
+    await banner.getByText('opens it as soon as that tab is closed').waitFor()
+    // News, not an error: the banner is the neutral kind, and the progress says what it waits for.
+    await expect(banner.getAttribute('class')).resolves.toBe('banner info')
+    await expect(banner.getAttribute('role')).resolves.toBe('status')
+    const progress = second.getByTestId('boot-progress')
+    await expect.poll(() => progress.getAttribute('data-phase'), { timeout: 60_000 }).toBe('lock')
+    await expect(progress.textContent()).resolves.toContain('waiting for the other tab to close the database')
+    await expect(second.getByTestId('status-offline').textContent()).resolves.toBe('offline copy: waiting for the database')
     // The first tab is unaffected and keeps writing.
     await addTodo(page, 'while another tab waits')
     await todosInSync(page, 3)
     const first = page
     page = second
     await shot('6-second-tab-waiting')
+    const waited = Date.now() - waitSeen
     await first.close()
     await ready(second)
     await expect(second.locator('#banner').isHidden()).resolves.toBe(true)
+    // The open time shown leaves out the wait for the other tab (the 'lock' phase, at least as long as the test saw it waiting).
+    const pill = second.getByTestId('status-primary')
+    const waitMs = Number(await pill.getAttribute('data-wait-ms'))
+    const openMs = Number(await pill.getAttribute('data-open-ms'))
+    expect(waitMs).toBeGreaterThanOrEqual(waited - 50)
+    await expect(pill.textContent()).resolves.toBe(
+      `primary: idb://tabgres-demo, reopened in ${openMs} ms (+${(waitMs / 1000).toFixed(1)} s waiting for the other tab)`,
+    )
+    await checkBootOrder(second)
     const titles = await second.getByTestId('todo-item').locator('.title').allTextContents()
     expect(titles).toEqual(['water the plants', 'written offline', 'while another tab waits'])
     await todosInSync(second, 3)
