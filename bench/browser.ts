@@ -2,7 +2,7 @@
 // fresh profile: IndexedDB empty), runs bench/browser/bench.ts in a page,
 // prints a table and writes bench/results/browser.json.
 //
-//   npm run bench:browser [-- --quick]
+//   npm run bench:browser [-- --quick] [-- --boot-only]
 //
 // Chromium: /usr/bin/chromium, or CHROMIUM_PATH. Playwright only drives it
 // (it cannot download its own browsers here).
@@ -12,12 +12,15 @@ import { fileURLToPath } from 'node:url'
 import type { Browser } from 'playwright'
 import { createServer, type ViteDevServer } from 'vite'
 import type { BenchResults } from './browser/bench'
+import { bootSection, type BootSummary } from './browser/boot-section'
 import { launchChromium } from '../test/support/built-site'
 import { chromiumPath } from '../test/support/chromium'
 import { freePort } from '../test/support/free-port'
 import { templateAsset } from '../scripts/vite-template'
 
 const quick = process.argv.includes('--quick')
+/** Only the boot section, its summary printed (for work on boot). */
+const bootOnly = process.argv.includes('--boot-only')
 const root = fileURLToPath(new URL('..', import.meta.url))
 /** The whole page run; a hung run fails instead of waiting forever. */
 const TIMEOUT_MS = (quick ? 10 : 20) * 60_000
@@ -75,7 +78,7 @@ async function runInBrowser(url: string): Promise<BenchResults> {
   }
 }
 
-function report(r: BenchResults) {
+function report(r: BenchResults, boot: BootSummary) {
   const f = (x: number, d = 2) => x.toFixed(d)
   const gc = r.groupCommit
   const insertRatio = gc.tabgres.perSecond / gc.pglite.perSecond
@@ -83,10 +86,33 @@ function report(r: BenchResults) {
   const results = {
     date: new Date().toISOString(),
     quick,
+    boot,
     ...r,
     ratios: { groupCommitVsPglite: insertRatio, commitToFrameP50VsRoundTripP50: latencyRatio },
   }
+  const ms = (x: number | null | undefined) => (x == null ? 'n/a' : x.toFixed(0))
+  const mib = (x: number | null) => (x === null ? 'n/a' : (x / 2 ** 20).toFixed(0))
   console.table({
+    'boot: tabgres first-ever open (ms)': {
+      value: ms(boot.tabgres.firstEver),
+      note: `fresh profile; ${boot.ratios.firstEverVsBareMemoryFirst.toFixed(2)}x bare PGlite's first in-memory boot (target <= 0.3x and <= 1000 ms); ${boot.tabgres.firstEverPhases}`,
+    },
+    'boot: tabgres new database, median (ms)': { value: ms(boot.tabgres.fresh), note: `${boot.runs} runs; ${boot.tabgres.freshPhases}` },
+    'boot: tabgres reopen, median (ms)': {
+      value: ms(boot.tabgres.reopen),
+      note: `${boot.ratios.reopenVsBareReopen.toFixed(2)}x bare PGlite's idb:// reopen (target <= 1.0x); ${boot.tabgres.reopenPhases}`,
+    },
+    'boot: bare PGlite in memory, first (ms)': { value: ms(boot.bare.memoryFirst), note: `fresh profile; then median ${ms(boot.bare.memory)} ms` },
+    'boot: bare PGlite new idb:// (ms)': { value: ms(boot.bare.idbNew), note: 'initdb in WASM, then the first sync to IndexedDB' },
+    'boot: bare PGlite idb:// reopen, median (ms)': { value: ms(boot.bare.idbReopen), note: '' },
+    'testing kit: fresh database p50 (ms)': {
+      value: boot.kit.fresh.p50.toFixed(1),
+      note: `p95 ${boot.kit.fresh.p95.toFixed(1)}, over ${boot.kit.fresh.samples}, each then used and closed as a test would (target p50 <= 100); first ${ms(boot.kit.first)} ms`,
+    },
+    'testing kit: memory before / after 200 more databases (MiB)': {
+      value: `${mib(boot.kit.memory.before)} / ${mib(boot.kit.memory.after200)}`,
+      note: `page and workers (measureUserAgentSpecificMemory); ${boot.kit.memory.liveAfter} databases open after`,
+    },
     'durable inserts/s, tabgres group commit': {
       value: f(gc.tabgres.perSecond, 1),
       note: `${gc.tabgres.inserts} of ${gc.tabgres.planned} inserts in budget, ${gc.tabgres.inFlight} in flight, ${gc.tabgres.flushes} flushes, ${gc.tabgres.kibPerFlush.toFixed(0)} KiB in ${gc.tabgres.recordsPerFlush.toFixed(1)} files each`,
@@ -119,16 +145,6 @@ function report(r: BenchResults) {
       note: `durable commit → last frame, median of ${r.stream.runs}`,
     },
     'stream 10k-row txn, from INSERT issued (changes/s)': { value: f(r.stream.endToEndChangesPerSecond, 0), note: '' },
-    'boot, first-ever open (ms)': {
-      value: f(r.boot.firstEver.pageMs, 0),
-      note: `worker ${f(r.boot.firstEver.workerMs, 0)} ms; builds the template`,
-    },
-    'boot, fresh database (ms)': {
-      value: f(r.boot.fresh.pageMs, 0),
-      note: `worker ${f(r.boot.fresh.workerMs, 0)} ms; from template: ${r.boot.fresh.fromTemplate}`,
-    },
-    'boot, reopen (ms)': { value: f(r.boot.reopen.pageMs, 0), note: `worker ${f(r.boot.reopen.workerMs, 0)} ms` },
-    'boot, bare PGlite new idb:// (ms)': { value: f(gc.pglite.bootMs, 0), note: 'in its worker: initdb + CREATE TABLE' },
   })
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true })
   writeFileSync(new URL('./results/browser.json', import.meta.url), JSON.stringify(results, null, 2))
@@ -138,10 +154,18 @@ function report(r: BenchResults) {
 let server: ViteDevServer | null = null
 let failed = false
 try {
-  server = await startVite()
-  const base = server.resolvedUrls?.local[0] ?? `http://127.0.0.1:${server.config.server.port}/`
-  console.log(`bench:browser${quick ? ' (quick)' : ''}: ${chromiumPath}, ${base}`)
-  report(await runInBrowser(new URL('bench/browser/index.html', base).href))
+  // Boot first, from a production build in fresh browser contexts (./browser/boot-section.ts).
+  console.log(`bench:browser${quick ? ' (quick)' : ''}: ${chromiumPath}; boot section`)
+  const boot = await bootSection(quick ? 2 : 5)
+  if (bootOnly) {
+    const { raw: _raw, ...summary } = boot
+    console.log(JSON.stringify(summary, null, 2))
+  } else {
+    server = await startVite()
+    const base = server.resolvedUrls?.local[0] ?? `http://127.0.0.1:${server.config.server.port}/`
+    console.log(`bench:browser: ${base}`)
+    report(await runInBrowser(new URL('bench/browser/index.html', base).href), boot)
+  }
 } catch (e) {
   failed = true
   console.error(e)

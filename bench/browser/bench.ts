@@ -36,14 +36,6 @@ export interface Percentiles {
 export interface BenchResults {
   userAgent: string
   crossOriginIsolated: boolean
-  boot: {
-    /** The first open in a fresh profile: also builds the template data directory. */
-    firstEver: { pageMs: number; workerMs: number; fromTemplate: boolean }
-    /** Later new databases (from the template): medians. */
-    fresh: { runs: number; pageMs: number; workerMs: number; fromTemplate: boolean }
-    /** close(), then openDatabase() on the same name: medians. */
-    reopen: { runs: number; pageMs: number; workerMs: number }
-  }
   roundTrip: Percentiles & {
     batch: number
     /** The echo worker's clock offset from the page's (see clockOffset), for the record. */
@@ -171,51 +163,6 @@ function consume(stream: ReplicationStream) {
     done,
     commit: (n: number) =>
       new Promise<number>((resolve) => (state.commits >= n ? resolve(performance.now()) : waiters.push({ n, resolve }))),
-  }
-}
-
-async function timedOpen(name: string): Promise<{ db: Database; pageMs: number }> {
-  const t0 = performance.now()
-  const db = await openDatabase(name)
-  return { db, pageMs: performance.now() - t0 }
-}
-
-const phaseText = (phases: Record<string, number>) =>
-  Object.entries(phases)
-    .map(([k, v]) => `${k} ${v.toFixed(0)}`)
-    .join(', ')
-
-/** Boot: must run first, while this browser profile has no template yet. */
-async function boot(runs: number): Promise<BenchResults['boot']> {
-  const first = await timedOpen(fresh('boot_first'))
-  const firstEver = { pageMs: first.pageMs, workerMs: first.db.boot.ms, fromTemplate: first.db.boot.fromTemplate }
-  await first.db.close()
-  log(`boot: first-ever open ${firstEver.pageMs.toFixed(0)} ms (template: ${first.db.boot.template}; ${phaseText(first.db.boot.phases)})`)
-  const made: { pageMs: number; workerMs: number; fromTemplate: boolean }[] = []
-  const reopened: { pageMs: number; workerMs: number }[] = []
-  for (let i = 0; i < runs; i++) {
-    const name = fresh(`boot_${i}`)
-    const a = await timedOpen(name)
-    made.push({ pageMs: a.pageMs, workerMs: a.db.boot.ms, fromTemplate: a.db.boot.fromTemplate })
-    // Something to reopen: a table with a row, as an application would have.
-    await a.db.exec(`${TABLE}; INSERT INTO items (id, name) VALUES (1, 'one')`)
-    await a.db.close()
-    const b = await timedOpen(name)
-    if (b.db.boot.created) throw new Error(`reopening ${name} created it again`)
-    reopened.push({ pageMs: b.pageMs, workerMs: b.db.boot.ms })
-    log(`boot: fresh ${a.pageMs.toFixed(0)} ms (${phaseText(a.db.boot.phases)}); reopen ${b.pageMs.toFixed(0)} ms (${phaseText(b.db.boot.phases)})`)
-    await b.db.close()
-  }
-  log(`boot: fresh ${median(made.map((m) => m.pageMs)).toFixed(0)} ms, reopen ${median(reopened.map((m) => m.pageMs)).toFixed(0)} ms`)
-  return {
-    firstEver,
-    fresh: {
-      runs,
-      pageMs: median(made.map((m) => m.pageMs)),
-      workerMs: median(made.map((m) => m.workerMs)),
-      fromTemplate: made.every((m) => m.fromTemplate),
-    },
-    reopen: { runs, pageMs: median(reopened.map((m) => m.pageMs)), workerMs: median(reopened.map((m) => m.workerMs)) },
   }
 }
 
@@ -413,8 +360,6 @@ function pgliteInserts(inserts: number): Promise<BenchResults['groupCommit']['pg
 
 window.runBench = async ({ quick }: BenchOptions): Promise<BenchResults> => {
   const limits = budget(quick)
-  const bootResult = await boot(quick ? 1 : 3)
-
   const trip = await roundTrip(quick ? 50 : 200, 20)
   log(`round trip: p50 ${(trip.p50 * 1000).toFixed(0)} µs; echo worker clock offset ${trip.clock.offsetMs.toFixed(3)} ± ${trip.clock.boundMs.toFixed(3)} ms`)
   const latency = await commitToFrame(quick ? 50 : 200, limits.latencyMs)
@@ -430,7 +375,6 @@ window.runBench = async ({ quick }: BenchOptions): Promise<BenchResults> => {
   return {
     userAgent: navigator.userAgent,
     crossOriginIsolated: self.crossOriginIsolated,
-    boot: bootResult,
     roundTrip: trip,
     commitToFrame: latency,
     stream: streamed,

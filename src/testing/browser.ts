@@ -15,16 +15,22 @@ export type { KitStats }
 export interface BrowserTestKitOptions {
   /** Boot the next database while a test runs (default true). */
   prewarm?: boolean
-  /** A kit worker to use instead of spawning the bundled one (custom builds). */
-  worker?: Worker
+  /**
+   * Kit workers, used in turn (default 2). A worker runs one thing at a
+   * time, so with one the next database's boot waits behind the running
+   * test's queries; with two it boots on another core meanwhile.
+   */
+  workers?: number
+  /** Kit workers to use instead of spawning the bundled one (custom builds). */
+  spawn?: () => Worker
 }
 
 export interface BrowserTestKit {
   /** A new, empty database with capture installed (named test_<n>); close it when the test ends. */
   fresh(): Promise<Database>
-  /** What the kit worker holds: databases made and open, its heap. */
+  /** What the kit workers hold: databases made and open, their memory. */
   stats(): Promise<KitStats>
-  /** Ends the kit worker and every database in it. */
+  /** Ends the kit workers and every database in them. */
   close(): void
 }
 
@@ -34,24 +40,39 @@ function spawnKitWorker(): Worker {
 
 export function createTestKit(options: BrowserTestKitOptions = {}): BrowserTestKit {
   installErrorTransfer()
-  const worker = options.worker ?? spawnKitWorker()
-  const kit = Comlink.wrap<KitWorkerApi>(worker)
   const prewarm = options.prewarm ?? true
+  const workers = Array.from({ length: Math.max(1, options.workers ?? 2) }, () => {
+    const worker = (options.spawn ?? spawnKitWorker)()
+    return { worker, kit: Comlink.wrap<KitWorkerApi>(worker) }
+  })
+  let turn = 0
   return {
     async fresh() {
+      const { kit } = workers[turn++ % workers.length]
+      const name = `test_${turn}`
       const { port1, port2 } = new MessageChannel()
       try {
-        const { name, ...boot } = await kit.open(Comlink.transfer(port2, [port2]), prewarm)
+        const boot = await kit.open(Comlink.transfer(port2, [port2]), name, prewarm)
         return new Database(name, boot, Comlink.wrap<WorkerApi>(port1), () => port1.close())
       } catch (e) {
         port1.close()
         throw e
       }
     },
-    stats: () => kit.stats(),
+    async stats() {
+      const all = await Promise.all(workers.map((w) => w.kit.stats()))
+      return all.reduce((sum, s) => ({
+        made: sum.made + s.made,
+        live: sum.live + s.live,
+        heapBytes: sum.heapBytes === null || s.heapBytes === null ? null : sum.heapBytes + s.heapBytes,
+        wasmBytes: sum.wasmBytes + s.wasmBytes,
+      }))
+    },
     close() {
-      kit[Comlink.releaseProxy]()
-      worker.terminate()
+      for (const { worker, kit } of workers) {
+        kit[Comlink.releaseProxy]()
+        worker.terminate()
+      }
     },
   }
 }

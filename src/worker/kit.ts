@@ -25,9 +25,12 @@ function templateImage(): Promise<DataDirImage> {
 let made = 0
 let spare: Promise<Engine> | null = null
 let live = 0
+/** Open databases, for stats. */
+const engines = new Set<Engine>()
 
 async function boot(): Promise<Engine> {
-  return openMemoryEngine(`test_${++made}`, await templateImage())
+  made++
+  return openMemoryEngine('test', await templateImage())
 }
 
 export interface KitStats {
@@ -36,19 +39,23 @@ export interface KitStats {
   live: number
   /** The worker's JS heap in use (Chromium's performance.memory), when known. */
   heapBytes: number | null
+  /** The WebAssembly memory of the open databases (PGlite's heap: shared buffers, caches). */
+  wasmBytes: number
 }
 
 const kit = {
   /** A fresh database whose API is served on `port`; resolves with its boot. */
-  async open(port: MessagePort, prewarm: boolean): Promise<BootInfo & { name: string }> {
+  async open(port: MessagePort, name: string, prewarm: boolean): Promise<BootInfo> {
     const taken = spare ?? boot()
     spare = null
-    const engine = await taken
+    // Booted before its name was known (a spare): named now, for the API's messages.
+    const engine: Engine = { ...(await taken), name }
     if (prewarm) {
       spare = boot()
       spare.catch(() => (spare = null)) // the next open boots again and reports its error
     }
     live++
+    engines.add(engine)
     const api = makeApi(async () => engine)
     await api.open(engine.name)
     const close = api.close
@@ -57,16 +64,19 @@ const kit = {
       if (!closed) {
         closed = true
         live--
+        engines.delete(engine)
       }
       await close()
     }
     Comlink.expose(api, port)
-    return { ...engine.boot, name: engine.name }
+    return engine.boot
   },
 
   stats(): KitStats {
     const memory = (performance as Performance & { memory?: { usedJSHeapSize: number } }).memory
-    return { made, live, heapBytes: memory ? memory.usedJSHeapSize : null }
+    let wasmBytes = 0
+    for (const e of engines) wasmBytes += (e.db as unknown as { Module: { HEAP8: Int8Array } }).Module.HEAP8.byteLength
+    return { made, live, heapBytes: memory ? memory.usedJSHeapSize : null, wasmBytes }
   },
 }
 
