@@ -75,7 +75,7 @@ const kit = {
   stats(): KitStats {
     const memory = (performance as Performance & { memory?: { usedJSHeapSize: number } }).memory
     let wasmBytes = 0
-    for (const e of engines) wasmBytes += (e.db as unknown as { Module: { HEAP8: Int8Array } }).Module.HEAP8.byteLength
+    for (const e of engines) wasmBytes += (e.db as unknown as { Module: { HEAPU8: Uint8Array } }).Module.HEAPU8.byteLength
     return { made, live, heapBytes: memory ? memory.usedJSHeapSize : null, wasmBytes }
   },
 }

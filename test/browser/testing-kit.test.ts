@@ -45,7 +45,9 @@ describe('testing kit (browser)', () => {
   it('closing a database frees it in the kit worker', async () => {
     const before = await kit.stats()
     const db = await kit.fresh()
-    expect((await kit.stats()).live).toBe(before.live + 1)
+    const during = await kit.stats()
+    expect(during.live).toBe(before.live + 1)
+    expect(during.wasmBytes).toBeGreaterThan(before.wasmBytes) // PGlite's heap, while open
     await db.close()
     expect((await kit.stats()).live).toBe(before.live)
     // A closed handle answers as a closed connection does.
