@@ -4,7 +4,9 @@
 //
 // Boot: a database this origin has never created starts from the template
 // data directory (src/engine/template.ts: made at build time, shipped as an
-// asset, kept in IndexedDB after its first use) instead of running initdb.
+// asset, kept in IndexedDB after its first use) instead of running initdb,
+// and stores only what differs from it (./storage/idb-fs.ts): its first
+// flush writes a few records, not the template's ~30 MB.
 
 import { PGlite } from '@electric-sql/pglite'
 import { installChangeTracking } from '../engine/install'
@@ -17,7 +19,7 @@ import { GroupCommit, noFlush, type Flush } from './storage/group-commit'
 import { GroupCommitIdbFs, type FlushStats } from './storage/idb-fs'
 import { acquireNameLock, type OnLocked } from './storage/lock'
 import { isKnownDatabase, rememberDatabase } from './storage/registry'
-import { templateData, type TemplateSource } from './storage/template-source'
+import { currentTemplate, templateImage, type TemplateSource } from './storage/template-source'
 
 export type { BootPhase, BootProgress, TemplateSource }
 
@@ -76,35 +78,29 @@ export async function openEngine(
   clock.phase('registry')
   try {
     const known = await isKnownDatabase(name)
-    const useTemplate = !known && options.template !== false
-    let fs = new GroupCommitIdbFs(name)
-    let db: PGlite
-    let fromTemplate = false
+    let base: { key: string; image: DataDirImage } | undefined
     let template: TemplateSource | undefined
-    if (useTemplate) {
+    let saved: Promise<void> = Promise.resolve()
+    if (!known && options.template !== false) {
       clock.phase('template')
-      const t = await templateData(templateUrl)
+      const t = await currentTemplate(templateUrl)
+      base = { key: t.key, image: t.image }
       template = t.source
-      clock.phase('pglite')
-      try {
-        db = await PGlite.create({ fs, loadDataDir: t.data, startParams: startParams() })
-        fromTemplate = true
-      } catch (e) {
-        // Created earlier but not registered (the tab died in between): open it as it is.
-        if (!String((e as Error)?.message).includes('already exists')) throw e
-        fs = new GroupCommitIdbFs(name)
-        db = await PGlite.create({ fs, initDbStartParams: INITDB_PARAMS, startParams: startParams() })
-      }
-    } else {
-      clock.phase('pglite')
-      db = await PGlite.create({ fs, initDbStartParams: INITDB_PARAMS, startParams: startParams() })
+      saved = t.saved
     }
+    clock.phase('pglite')
+    const fs = new GroupCommitIdbFs(name, { base, resolveBase: (key) => templateImage(key, templateUrl) })
+    // Without a template (or with a store made without one), PGlite runs initdb.
+    const db = await PGlite.create({ fs, initDbStartParams: INITDB_PARAMS, startParams: startParams() })
+    // The template must be in the registry before the database names it in its store.
+    await saved
+    const fromTemplate = fs.loaded!.created && fs.loaded!.baseKey !== null
     const engine = await finishBoot(name, db, clock, {
       flush: async () => fs.snapshot(),
       storage: fs.flushStats,
       durability: options.durability ?? 'durable',
       register: known ? null : () => rememberDatabase(name),
-      boot: { created: !known, fromTemplate, template },
+      boot: { created: !known, fromTemplate, template: fromTemplate ? template : undefined },
       release,
     })
     return engine

@@ -7,20 +7,16 @@
 
 import * as Comlink from 'comlink'
 import { installErrorTransfer } from '../protocol/comlink-errors'
-import { readImage, type DataDirImage } from '../engine/template-image'
+import type { DataDirImage } from '../engine/template-image'
 import { makeApi } from './api'
 import { openMemoryEngine, type BootInfo, type Engine } from './engine'
-import { templateData } from './storage/template-source'
+import { currentTemplate } from './storage/template-source'
 
 /** Relative to this entry module (see ./index.ts). */
 const TEMPLATE_URL = new URL('./storage/template.tar.gz', import.meta.url)
 
-let image: Promise<DataDirImage> | null = null
-function templateImage(): Promise<DataDirImage> {
-  image ??= templateData(TEMPLATE_URL).then((t) => readImage(t.data))
-  image.catch(() => (image = null))
-  return image
-}
+/** Decoded once per worker (./storage/template-source.ts keeps it). */
+const templateImage = (): Promise<DataDirImage> => currentTemplate(TEMPLATE_URL).then((t) => t.image)
 
 let made = 0
 let spare: Promise<Engine> | null = null

@@ -13,8 +13,16 @@
 // changed since the last flush, in one IndexedDB transaction.
 //
 // Records keep IDBFS's format (key: absolute path; value: { timestamp, mode,
-// contents | link }), so loading is IDBFS's own, except that WAL segments are
-// stored in chunks (./chunks.ts) and joined again after loading.
+// contents | link }), except that WAL segments are stored in chunks
+// (./chunks.ts) and joined again after loading.
+//
+// Layered databases: one made from the template (src/engine/template.ts)
+// stores only what differs from it. Its first flush writes the template's key
+// (a record that is not a path) instead of ~30 MB of files that every such
+// database shares; a template file it deletes is stored as a tombstone; a
+// template WAL segment it writes to is stored whole the first time (a segment
+// is stored in chunks from 0, never as a patch on another record). Loading
+// (./idb-load.ts) writes the template's files, then the records on top.
 //
 // Tracking hooks the FS entry points every change goes through (Emscripten's
 // syscalls call them): write, msync, truncate, node creation, symlink,
@@ -23,7 +31,9 @@
 // create-then-unlink and rename chains need no bookkeeping.
 
 import { IdbFs, type PGlite } from '@electric-sql/pglite'
+import type { DataDirImage } from '../../engine/template-image'
 import { CHUNK_SIZE, chunkKey, chunkRange, chunksCovering, isChunked, joinChunks, parseChunk } from './chunks'
+import { BASE_KEY, loadCluster, type BaseRecord, type LoadFS, type LoadIDBFS, type StoredRecord } from './idb-load'
 
 /** The parts of Emscripten's FS object used here (untyped in PGlite's typings). */
 interface EmNode {
@@ -58,9 +68,8 @@ interface EmFS {
   isLink(mode: number): boolean
   [fn: string]: unknown
 }
-interface EmIDBFS {
+interface EmIDBFS extends LoadIDBFS {
   dbs: Record<string, IDBDatabase>
-  DB_STORE_NAME: string
 }
 interface EmModule {
   FS: EmFS
@@ -69,6 +78,16 @@ interface EmModule {
 
 /** IDBFS's record for one path. */
 type FsRecord = { timestamp: Date; mode: number; contents?: Uint8Array; link?: string }
+
+/** Where PGlite's IdbFs mounts IDBFS for a data directory (its IndexedDB database has the same name). */
+const mountFor = (dataDir: string) => `/pglite/${dataDir}`
+
+export interface Layering {
+  /** For a database not stored yet: the template its files start from (only its key is stored). */
+  base?: { key: string; image: DataDirImage }
+  /** The template's files for a stored template key (a database made earlier, maybe by another version). */
+  resolveBase?: (key: string) => Promise<DataDirImage>
+}
 
 export interface FlushStats {
   flushes: number
@@ -84,7 +103,23 @@ export class GroupCommitIdbFs extends IdbFs {
   private readonly dirtyChunks = new Map<string, Set<number>>()
   private mod: EmModule | null = null
   private mountpoint: string | null = null
+  /** The template this database is layered on (null: it stores every file), and whether its key is stored yet. */
+  private baseKey: string | null = null
+  private baseStored = false
+  /** The template's paths: deleting one stores a tombstone (else the template's file would come back at load). */
+  private templatePaths = new Set<string>()
+  /** Template WAL segments with nothing stored: their first change stores them whole. */
+  private fromTemplate = new Set<string>()
   readonly flushStats: FlushStats = { flushes: 0, records: 0, bytes: 0 }
+  /** What loading found: a new database (nothing stored), and the template it is layered on. */
+  loaded: { created: boolean; baseKey: string | null } | null = null
+
+  constructor(
+    dataDir: string,
+    private readonly layering: Layering = {},
+  ) {
+    super(dataDir)
+  }
 
   override async init(pg: PGlite, opts: Parameters<IdbFs['init']>[1]): ReturnType<IdbFs['init']> {
     const result = await super.init(pg, opts)
@@ -95,20 +130,28 @@ export class GroupCommitIdbFs extends IdbFs {
   }
 
   /**
-   * Loads the cluster from IndexedDB and joins the WAL segments' chunks;
-   * what that wrote to memory is not a change. Segments stored whole (by
-   * IDBFS, or before chunking existed) are rewritten as chunks at the next flush.
+   * Loads the cluster (./idb-load.ts, in place of IDBFS's populate) and joins
+   * the WAL segments' chunks; what that wrote to memory is not a change.
+   * Segments stored whole (by IDBFS, or before chunking existed) are
+   * rewritten as chunks at the next flush.
    */
   override async initialSyncFs(): Promise<void> {
-    await super.initialSyncFs()
     const { FS, IDBFS } = this.mod!
-    const dbs = Object.keys(IDBFS.dbs)
-    if (dbs.length !== 1) throw new Error(`expected one IDBFS mount, found ${dbs.length}`)
-    const whole = joinLoadedChunks(FS, `${dbs[0]}/pg_wal`)
-    this.mountpoint = dbs[0]
+    const mount = mountFor(this.dataDir!)
+    if (!FS.analyzePath(mount).exists) throw new Error(`IDBFS is not mounted at ${mount}`)
+    const noBase = (key: string) => Promise.reject(new Error(`database ${this.dataDir} is layered on template ${key}, and no template was given`))
+    const loaded = await loadCluster(FS as unknown as LoadFS, IDBFS, mount, this.layering.base ?? null, this.layering.resolveBase ?? noBase)
+    const whole = joinLoadedChunks(FS, `${mount}/pg_wal`)
+    this.mountpoint = mount
+    this.baseKey = loaded.baseKey
+    this.baseStored = !loaded.created
+    this.templatePaths = loaded.templatePaths
+    this.fromTemplate = loaded.fromTemplate
+    this.loaded = { created: loaded.created, baseKey: loaded.baseKey }
     this.dirty.clear()
     this.dirtyChunks.clear()
-    for (const p of whole) this.dirty.add(p)
+    // (The template's own segments are files, not stored whole: they stay unwritten until changed.)
+    for (const p of whole) if (!this.fromTemplate.has(p)) this.dirty.add(p)
   }
 
   /** Called by PGlite after each statement: deferred to the group commit. */
@@ -134,7 +177,9 @@ export class GroupCommitIdbFs extends IdbFs {
    * run while IndexedDB writes.
    */
   snapshot(): { durable: Promise<void> } {
-    if (this.dirty.size === 0 && this.dirtyChunks.size === 0) return { durable: Promise.resolve() }
+    // A new layered database stores its template's key at its first flush, changed or not.
+    const storeBase = this.baseKey !== null && !this.baseStored
+    if (this.dirty.size === 0 && this.dirtyChunks.size === 0 && !storeBase) return { durable: Promise.resolve() }
     const { FS, IDBFS } = this.mod!
     const whole = [...this.dirty].sort()
     const partial = [...this.dirtyChunks].filter(([p]) => !this.dirty.has(p))
@@ -143,9 +188,15 @@ export class GroupCommitIdbFs extends IdbFs {
     // Copied now, synchronously: the snapshot is of this moment (no statement runs).
     const ops: ((store: IDBObjectStore) => void)[] = []
     let bytes = 0
-    const put = (key: string, rec: FsRecord) => {
+    const put = (key: string, rec: FsRecord | StoredRecord | BaseRecord) => {
       ops.push((store) => store.put(rec, key))
-      bytes += rec.contents?.byteLength ?? 0
+      bytes += ('contents' in rec && rec.contents?.byteLength) || 0
+    }
+    if (storeBase) put(BASE_KEY, { timestamp: new Date(), templateKey: this.baseKey! })
+    /** A path that no longer exists: a tombstone where the template has it, else no record. */
+    const gone = (path: string) => {
+      if (this.templatePaths.has(path)) put(path, { timestamp: new Date(), deleted: true })
+      else ops.push((store) => store.delete(path))
     }
     const putChunks = (path: string, rec: FsRecord, indexes: Iterable<number>) => {
       const data = rec.contents!
@@ -158,15 +209,22 @@ export class GroupCommitIdbFs extends IdbFs {
       const rec = this.record(FS, path)
       if (isChunked(path)) {
         // Whole: no chunk of an earlier version may outlive it (nor a record stored unchunked).
-        ops.push((store) => store.delete(path), (store) => store.delete(chunkRange(path)))
-        if (rec?.contents) putChunks(path, rec, chunksCovering(0, rec.contents.byteLength))
+        this.fromTemplate.delete(path)
+        ops.push((store) => store.delete(chunkRange(path)))
+        if (rec?.contents) {
+          ops.push((store) => store.delete(path))
+          putChunks(path, rec, chunksCovering(0, rec.contents.byteLength))
+        } else gone(path)
       } else if (rec) put(path, rec)
-      else ops.push((store) => store.delete(path))
+      else gone(path)
     }
     for (const [path, indexes] of partial) {
       const rec = this.record(FS, path)
       if (rec?.contents) putChunks(path, rec, [...indexes].sort((a, b) => a - b))
-      else ops.push((store) => store.delete(path), (store) => store.delete(chunkRange(path)))
+      else {
+        ops.push((store) => store.delete(chunkRange(path)))
+        gone(path)
+      }
     }
     // The transaction starts here, synchronously: IndexedDB commits
     // readwrite transactions on one store in the order they were created.
@@ -179,6 +237,7 @@ export class GroupCommitIdbFs extends IdbFs {
       tx.onabort = () => reject(tx.error ?? new Error('IndexedDB transaction aborted'))
     }).then(
       () => {
+        if (storeBase) this.baseStored = true
         this.flushStats.flushes++
         this.flushStats.records += ops.length
         this.flushStats.bytes += bytes
@@ -269,7 +328,8 @@ export class GroupCommitIdbFs extends IdbFs {
       },
       (_args, _out, w) => {
         if (!w) return
-        if (!isChunked(w.path) || w.end > w.size) this.dirty.add(w.path)
+        // A template segment's first change stores it whole (chunks from 0: ./idb-load.ts).
+        if (!isChunked(w.path) || w.end > w.size || this.fromTemplate.delete(w.path)) this.dirty.add(w.path)
         else {
           let set = this.dirtyChunks.get(w.path)
           if (!set) this.dirtyChunks.set(w.path, (set = new Set()))

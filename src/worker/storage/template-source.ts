@@ -3,29 +3,79 @@
 // time, fetched from beside the worker; else (no asset, as in a build
 // without the step, or offline before it was cached) made here, which runs
 // initdb in WASM.
+//
+// A database made from the template stores only what differs from it
+// (./idb-fs.ts), so every template a stored database names stays in the
+// registry, and opening one needs that template's files: decoded once per
+// worker and shared, copy on write, by the databases it opens.
 
 import { makeTemplate, templateKey } from '../../engine/template'
+import { readImage, type DataDirImage } from '../../engine/template-image'
+import { PgError } from '../../protocol/errors'
 import { loadTemplate, saveTemplate } from './registry'
 
 /** Where a new database's template came from: this origin's registry, the shipped asset, or made in the tab. */
 export type TemplateSource = 'registry' | 'asset' | 'made'
 
-export async function templateData(assetUrl: URL): Promise<{ data: Blob; source: TemplateSource }> {
+export interface Template {
+  key: string
+  image: DataDirImage
+  source: TemplateSource
+  /** Resolves once the template is in the registry: before a database layered on it stores anything. */
+  saved: Promise<void>
+}
+
+/** Decoded templates of this worker, by key. */
+const images = new Map<string, Promise<DataDirImage>>()
+
+function decodeOnce(key: string, archive: () => Promise<Blob | null>): Promise<DataDirImage | null> {
+  const known = images.get(key)
+  if (known) return known
+  return archive().then((blob) => {
+    if (!blob) return null
+    const image = readImage(blob)
+    images.set(key, image)
+    image.catch(() => images.delete(key))
+    return image
+  })
+}
+
+/** The current template, for a database being created. */
+export async function currentTemplate(assetUrl: URL): Promise<Template> {
   const key = templateKey()
-  const cached = await loadTemplate(key)
-  if (cached) return { data: cached, source: 'registry' }
-  let data: Blob | null = null
-  let source: TemplateSource = 'asset'
+  let source: TemplateSource = 'registry'
+  let fetched: Blob | null = null
+  const cached = await decodeOnce(key, () => loadTemplate(key).then((b) => b ?? null))
+  if (cached) return { key, image: cached, source, saved: Promise.resolve() }
+  source = 'asset'
   try {
     const res = await fetch(assetUrl)
-    if (res.ok) data = await res.blob()
+    if (res.ok) fetched = await res.blob()
   } catch {
     // Offline before the asset was cached, or no asset: make it below.
   }
-  if (!data) {
-    data = await makeTemplate()
+  if (!fetched) {
+    fetched = await makeTemplate()
     source = 'made'
   }
-  await saveTemplate(key, data)
-  return { data, source }
+  const blob = fetched
+  // Stored while PGlite starts; the database's first flush waits for it.
+  const saved = saveTemplate(key, blob)
+  saved.catch(() => {}) // awaited by the caller; not an unhandled rejection meanwhile
+  const image = (await decodeOnce(key, async () => blob))!
+  return { key, image, source, saved }
+}
+
+/** The files of the template a stored database is layered on. */
+export async function templateImage(key: string, assetUrl: URL): Promise<DataDirImage> {
+  const image = await decodeOnce(key, () => loadTemplate(key).then((b) => b ?? null))
+  if (image) return image
+  // Not in this origin's registry (cleared, or never saved): the asset is the same files if its key matches.
+  if (key === templateKey()) return (await currentTemplate(assetUrl)).image
+  throw new PgError({
+    severity: 'FATAL',
+    code: 'XX001', // data_corrupted: part of the database's files is gone
+    message: `the template this database was made from is no longer stored`,
+    detail: `The database stores only what differs from template ${key}, which is not in this origin's registry ("tabgres").`,
+  })
 }
