@@ -11,19 +11,16 @@
 import type { BootProgress } from '../src/client'
 import { h } from './dom'
 
-/** In order; a boot may skip some ('template' only for a new database). */
-const STEPS = ['worker', 'lock', 'registry', 'template', 'pglite', 'install', 'flush', 'register', 'schema', 'todos'] as const
+/** In order. */
+const STEPS = ['worker', 'lock', 'registry', 'pglite', 'install', 'schema', 'todos'] as const
 export type Step = (typeof STEPS)[number]
 
 const LABELS: Record<Step, string> = {
   worker: 'loading the database worker',
   lock: 'waiting for the database name lock',
   registry: "checking this browser's databases",
-  template: 'fetching the database template',
-  pglite: 'starting PostgreSQL (WASM)',
+  pglite: 'starting PostgreSQL (WASM) from the database template',
   install: 'installing change capture',
-  flush: 'saving to IndexedDB',
-  register: 'registering',
   schema: 'first query: the todo table and its publication',
   todos: 'reading the todo list',
 }

@@ -1,7 +1,11 @@
 // Where a database's boot spends its time, phase by phase, told to a
 // progress display as each phase starts (BootInfo.phases, onProgress).
 
-export type BootPhase = 'lock' | 'registry' | 'template' | 'pglite' | 'install' | 'flush' | 'register'
+/**
+ * 'pglite' includes fetching the template for a new database (in parallel
+ * with PGlite's wasm); BootInfo.phases breaks it down ('pglite: wasm', ...).
+ */
+export type BootPhase = 'lock' | 'registry' | 'pglite' | 'install'
 
 /** A boot phase starting (page: a progress display); 'ready' when the database answers. */
 export interface BootProgress {

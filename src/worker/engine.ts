@@ -42,7 +42,7 @@ export interface BootInfo {
   created: boolean
   fromTemplate: boolean
   template?: TemplateSource
-  /** Where the time went, in order (ms): name lock, registry, template, PGlite, capture install, first flush, registration. */
+  /** Where the time went, in order (ms): name lock, registry, PGlite (its parts as 'pglite: ...'), capture install. */
   phases: Record<string, number>
 }
 
@@ -56,6 +56,8 @@ export interface Engine {
   readonly storage: FlushStats
   /** Resolves once all committed writes are durable (no-op wait in relaxed mode is not skipped). */
   durable(): Promise<void>
+  /** The boot's first flush and a new database's registration, which run after the database answers. */
+  readonly settled: Promise<void>
   close(): Promise<void>
 }
 
@@ -78,29 +80,33 @@ export async function openEngine(
   clock.phase('registry')
   try {
     const known = await isKnownDatabase(name)
-    let base: { key: string; image: DataDirImage } | undefined
-    let template: TemplateSource | undefined
-    let saved: Promise<void> = Promise.resolve()
-    if (!known && options.template !== false) {
-      clock.phase('template')
-      const t = await currentTemplate(templateUrl)
-      base = { key: t.key, image: t.image }
-      template = t.source
-      saved = t.saved
-    }
     clock.phase('pglite')
-    const fs = new GroupCommitIdbFs(name, { base, resolveBase: (key) => templateImage(key, templateUrl) })
+    const pgliteAt = performance.now()
+    // The template is fetched and decoded while PGlite fetches and compiles
+    // its wasm (PGlite.create starts both downloads at once; the file system
+    // waits for the template only when it loads the cluster).
+    const template = !known && options.template !== false ? currentTemplate(templateUrl) : null
+    template?.catch(() => {}) // awaited below, or by the load; PGlite may fail first
+    const fs = new GroupCommitIdbFs(name, { base: template ?? undefined, resolveBase: (key) => templateImage(key, templateUrl) })
     // Without a template (or with a store made without one), PGlite runs initdb.
     const db = await PGlite.create({ fs, initDbStartParams: INITDB_PARAMS, startParams: startParams() })
     // The template must be in the registry before the database names it in its store.
-    await saved
+    const t = template ? await template : null
+    await t?.saved
+    const timing = fs.loadTiming
+    if (timing) {
+      clock.phases['pglite: wasm'] = timing.startedAt - pgliteAt
+      clock.phases['pglite: template wait'] = timing.baseWaitMs
+      clock.phases['pglite: load'] = timing.loadMs
+      clock.phases['pglite: start'] = performance.now() - timing.startedAt - timing.baseWaitMs - timing.loadMs
+    }
     const fromTemplate = fs.loaded!.created && fs.loaded!.baseKey !== null
     const engine = await finishBoot(name, db, clock, {
       flush: async () => fs.snapshot(),
       storage: fs.flushStats,
       durability: options.durability ?? 'durable',
       register: known ? null : () => rememberDatabase(name),
-      boot: { created: !known, fromTemplate, template: fromTemplate ? template : undefined },
+      boot: { created: !known, fromTemplate, template: fromTemplate ? t?.source : undefined },
       release,
     })
     return engine
@@ -136,22 +142,28 @@ interface Finish {
   flush: Flush
   storage: FlushStats
   durability: 'durable' | 'relaxed'
-  /** Records a new database once it is durable. */
+  /** Records a new database once its first flush is durable. */
   register: (() => Promise<void>) | null
   boot: Omit<BootInfo, 'ms' | 'phases'>
   /** Lets go of the name (after close). */
   release: () => void
 }
 
-/** Capture, the first flush, registration: the end of every boot. */
+/**
+ * Capture, then the database answers. The first flush (what start-up wrote,
+ * and a new database's template key) and a new database's registration run
+ * after 'ready': nothing a client wrote is in them, so nothing waits for
+ * them but the next durable write (which shares that flush). If the tab dies
+ * first, the store still holds the last flushed state (a new database: none,
+ * and the next open creates it again); registration only spares a known
+ * database the template's fetch, so it follows the flush that makes it true.
+ */
 async function finishBoot(name: string, db: PGlite, clock: BootClock, f: Finish): Promise<Engine> {
   clock.phase('install')
   await installChangeTracking(db, { retention: 'discard' })
-  clock.phase('flush')
   const commits = new GroupCommit(db, f.flush)
-  await commits.durable()
-  clock.phase('register')
-  await f.register?.()
+  const settled = commits.durable().then(() => f.register?.())
+  settled.catch(() => {}) // a failed flush is retried by the next; durable() callers see its error
   clock.phase('ready')
   let closing: Promise<void> | null = null
   return {
@@ -162,12 +174,14 @@ async function finishBoot(name: string, db: PGlite, clock: BootClock, f: Finish)
     boot: { ...f.boot, ms: clock.elapsed(), phases: clock.phases },
     storage: f.storage,
     durable: () => commits.durable(),
+    settled,
     close() {
       closing ??= (async () => {
         try {
           // Nothing of the engine's may query PGlite once it closes (such a query never returns).
           await stopPruning(db)
           await commits.durable()
+          await settled.catch(() => {}) // registration: durable() above already reported a failed flush
           await db.close()
         } finally {
           f.release()

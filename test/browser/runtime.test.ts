@@ -15,6 +15,20 @@ afterAll(() => kit.close())
 let counter = 0
 const unique = (prefix: string) => `${prefix}_${Date.now().toString(36)}_${++counter}`
 
+/** The records IDBFS's store of `dbName` holds, and their file bytes. */
+async function storedBytes(dbName: string): Promise<{ keys: string[]; bytes: number }> {
+  const req = <T>(r: IDBRequest<T>) => new Promise<T>((res, rej) => ((r.onsuccess = () => res(r.result)), (r.onerror = () => rej(r.error))))
+  const idb = await req(indexedDB.open(dbName))
+  try {
+    const store = idb.transaction(['FILE_DATA'], 'readonly').objectStore('FILE_DATA')
+    const [keys, values] = await Promise.all([req(store.getAllKeys()), req(store.getAll())])
+    const bytes = (values as { contents?: Uint8Array }[]).reduce((n, v) => n + (v.contents?.byteLength ?? 0), 0)
+    return { keys: keys as string[], bytes }
+  } finally {
+    idb.close()
+  }
+}
+
 /** Collect decoded pgoutput messages until `until` says stop. */
 async function collect(stream: ReplicationStream, until: (msgs: PgoutputMessage[]) => boolean): Promise<PgoutputMessage[]> {
   const out: PgoutputMessage[] = []
@@ -81,6 +95,33 @@ describe('persistence', () => {
       expect((await again.query('SELECT v FROM t')).rows).toEqual([{ v: 'a' }])
       await again.close()
     }
+  })
+
+  it('a new database boots from the template: phases told in order, then only its differences stored', async () => {
+    const name = unique('boot')
+    const told: string[] = []
+    let heardReady!: () => void
+    const ready = new Promise<void>((r) => (heardReady = r))
+    const db = await openDatabase(name, {
+      onProgress: (p) => {
+        told.push(p.phase)
+        if (p.phase === 'ready') heardReady()
+      },
+    })
+    await ready // progress comes on its own port: not ordered with open's answer
+    expect(told).toEqual(['lock', 'registry', 'pglite', 'install', 'ready'])
+    expect(db.boot).toMatchObject({ created: true, fromTemplate: true })
+    for (const part of ['pglite: wasm', 'pglite: template wait', 'pglite: load', 'pglite: start', 'install']) expect(db.boot.phases[part]).toBeGreaterThanOrEqual(0)
+    await db.query('CREATE TABLE t (id int)')
+    await db.close()
+    // IndexedDB holds the template's key and what this database changed: not the template's ~30 MB.
+    const stored = await storedBytes(`/pglite/${name}`)
+    expect(stored.keys).toContain('tabgres:base')
+    expect(stored.bytes).toBeLessThan(4 * 1024 * 1024)
+    const again = await openDatabase(name)
+    expect(again.boot).toMatchObject({ created: false, fromTemplate: false })
+    expect((await again.query('SELECT count(*)::int AS n FROM t')).rows).toEqual([{ n: 0 }])
+    await again.close()
   })
 
   it('data persists across a page reload (the document and its worker go away)', async () => {

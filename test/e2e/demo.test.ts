@@ -57,7 +57,7 @@ function recordShown(): void {
   observer.observe(document, { subtree: true, childList: true, characterData: true, attributes: true })
 }
 
-const BOOT_PHASES = ['lock', 'registry', 'template', 'pglite', 'install', 'flush', 'register']
+const BOOT_PHASES = ['lock', 'registry', 'pglite', 'install']
 
 /**
  * Once the offline pill is green: the progress showed a boot phase, then
@@ -130,7 +130,7 @@ describe('playground (built, in Chromium)', () => {
     await ready(page)
     const shown = await checkBootOrder(page)
     // A first visit creates the database: the template is fetched.
-    expect(shown.some((s) => s.phase === 'template' || s.phase === 'pglite')).toBe(true)
+    expect(shown.some((s) => s.phase === 'pglite')).toBe(true)
     await expect(page.getByTestId('boot-progress').textContent()).resolves.toContain('PostgreSQL answered')
     await todosInSync(page, 0)
     await shot('1-first-load')

@@ -83,8 +83,12 @@ type FsRecord = { timestamp: Date; mode: number; contents?: Uint8Array; link?: s
 const mountFor = (dataDir: string) => `/pglite/${dataDir}`
 
 export interface Layering {
-  /** For a database not stored yet: the template its files start from (only its key is stored). */
-  base?: { key: string; image: DataDirImage }
+  /**
+   * For a database not stored yet: the template its files start from (only
+   * its key is stored). A promise may be given: loading waits for it, so it
+   * can be fetched while PGlite fetches and compiles its wasm.
+   */
+  base?: { key: string; image: DataDirImage } | Promise<{ key: string; image: DataDirImage }>
   /** The template's files for a stored template key (a database made earlier, maybe by another version). */
   resolveBase?: (key: string) => Promise<DataDirImage>
 }
@@ -113,6 +117,11 @@ export class GroupCommitIdbFs extends IdbFs {
   readonly flushStats: FlushStats = { flushes: 0, records: 0, bytes: 0 }
   /** What loading found: a new database (nothing stored), and the template it is layered on. */
   loaded: { created: boolean; baseKey: string | null } | null = null
+  /**
+   * When loading began (performance.now(): PGlite's wasm and file bundle are
+   * ready by then), and how long it waited for the template and took to load.
+   */
+  loadTiming: { startedAt: number; baseWaitMs: number; loadMs: number } | null = null
 
   constructor(
     dataDir: string,
@@ -140,7 +149,11 @@ export class GroupCommitIdbFs extends IdbFs {
     const mount = mountFor(this.dataDir!)
     if (!FS.analyzePath(mount).exists) throw new Error(`IDBFS is not mounted at ${mount}`)
     const noBase = (key: string) => Promise.reject(new Error(`database ${this.dataDir} is layered on template ${key}, and no template was given`))
-    const loaded = await loadCluster(FS as unknown as LoadFS, IDBFS, mount, this.layering.base ?? null, this.layering.resolveBase ?? noBase)
+    const startedAt = performance.now()
+    const base = (await this.layering.base) ?? null
+    const baseWaitMs = performance.now() - startedAt
+    const loaded = await loadCluster(FS as unknown as LoadFS, IDBFS, mount, base, this.layering.resolveBase ?? noBase)
+    this.loadTiming = { startedAt, baseWaitMs, loadMs: performance.now() - startedAt - baseWaitMs }
     const whole = joinLoadedChunks(FS, `${mount}/pg_wal`)
     this.mountpoint = mount
     this.baseKey = loaded.baseKey
