@@ -50,7 +50,12 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'browser',
-          include: ['test/browser/**/*.test.ts'],
+          include: ['test/browser/**/*.test.ts', 'examples/**/*.test.ts'],
+          // The package's browser entry points, as an app imports them (examples/testing-kit).
+          alias: [
+            { find: /^tabgres$/, replacement: fileURLToPath(new URL('./src/client/index.ts', import.meta.url)) },
+            { find: /^tabgres\/testing\/browser$/, replacement: fileURLToPath(new URL('./src/testing/browser.ts', import.meta.url)) },
+          ],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           browser: {
