@@ -13,12 +13,13 @@ export { watchStream, type StreamWatch, type WatchedTransaction } from './watch'
 export type { KitStats }
 
 export interface BrowserTestKitOptions {
-  /** Boot the next database while a test runs (default true). */
+  /** Boot each worker's next database ahead, while that worker is idle (default true). */
   prewarm?: boolean
   /**
    * Kit workers, used in turn (default 2). A worker runs one thing at a
-   * time, so with one the next database's boot waits behind the running
-   * test's queries; with two it boots on another core meanwhile.
+   * time and boots its next database only while none of its databases is
+   * open; with two, one boots (on another core) while the other's database
+   * runs a test.
    */
   workers?: number
   /** Kit workers to use instead of spawning the bundled one (custom builds). */
@@ -43,16 +44,27 @@ export function createTestKit(options: BrowserTestKitOptions = {}): BrowserTestK
   const prewarm = options.prewarm ?? true
   const workers = Array.from({ length: Math.max(1, options.workers ?? 2) }, () => {
     const worker = (options.spawn ?? spawnKitWorker)()
-    return { worker, kit: Comlink.wrap<KitWorkerApi>(worker) }
+    // A worker that fails to load (its script, PGlite's files) never answers
+    // Comlink: its error event fails every call instead of leaving it waiting.
+    const failed = new Promise<never>((_, reject) => {
+      worker.addEventListener('error', (e) => {
+        e.preventDefault()
+        reject(new Error(`the testing kit's worker failed: ${e.message || 'it could not load (its script or the files it fetches)'}`))
+      })
+    })
+    failed.catch(() => {}) // reported to the call that meets it
+    const kit = Comlink.wrap<KitWorkerApi>(worker)
+    if (prewarm) Promise.race([kit.warm(), failed]).catch(() => {}) // a failure is reported by fresh()
+    return { worker, kit, failed }
   })
   let turn = 0
   return {
     async fresh() {
-      const { kit } = workers[turn++ % workers.length]
+      const { kit, failed } = workers[turn++ % workers.length]
       const name = `test_${turn}`
       const { port1, port2 } = new MessageChannel()
       try {
-        const boot = await kit.open(Comlink.transfer(port2, [port2]), name, prewarm)
+        const boot = await Promise.race([kit.open(Comlink.transfer(port2, [port2]), name, prewarm), failed])
         return new Database(name, boot, Comlink.wrap<WorkerApi>(port1), () => port1.close())
       } catch (e) {
         port1.close()
@@ -60,7 +72,7 @@ export function createTestKit(options: BrowserTestKitOptions = {}): BrowserTestK
       }
     },
     async stats() {
-      const all = await Promise.all(workers.map((w) => w.kit.stats()))
+      const all = await Promise.all(workers.map((w) => Promise.race([w.kit.stats(), w.failed])))
       return all.reduce((sum, s) => ({
         made: sum.made + s.made,
         live: sum.live + s.live,

@@ -39,30 +39,52 @@ export interface KitStats {
   wasmBytes: number
 }
 
+/**
+ * Boots the next database while this worker is idle. Not while one of its
+ * databases is open: a boot is ~100-200 ms of this thread's time, and the
+ * open database's test would wait behind it (its first query did, by ~170 ms).
+ */
+function warmWhenIdle(): void {
+  if (spare || live > 0) return
+  spare = boot()
+  spare.catch(() => (spare = null)) // the next open boots again and reports its error
+}
+
 const kit = {
-  /** A fresh database whose API is served on `port`; resolves with its boot. */
+  /** Boots a database ahead of the first open (the page's kit asks each worker when it starts). */
+  warm(): void {
+    warmWhenIdle()
+  },
+
+  /** A fresh database whose API is served on `port`; resolves with its boot. `prewarm`: boot the next one once this worker is idle. */
   async open(port: MessagePort, name: string, prewarm: boolean): Promise<BootInfo> {
     const taken = spare ?? boot()
     spare = null
-    // Booted before its name was known (a spare): named now, for the API's messages.
-    const engine: Engine = { ...(await taken), name }
-    if (prewarm) {
-      spare = boot()
-      spare.catch(() => (spare = null)) // the next open boots again and reports its error
-    }
     live++
+    let engine: Engine
+    try {
+      // Booted before its name was known (a spare): named now, for the API's messages.
+      engine = { ...(await taken), name }
+    } catch (e) {
+      live--
+      throw e
+    }
     engines.add(engine)
     const api = makeApi(async () => engine)
     await api.open(engine.name)
     const close = api.close
     let closed = false
     api.close = async () => {
-      if (!closed) {
-        closed = true
-        live--
-        engines.delete(engine)
+      try {
+        await close()
+      } finally {
+        if (!closed) {
+          closed = true
+          live--
+          engines.delete(engine)
+          if (prewarm) warmWhenIdle()
+        }
       }
-      await close()
     }
     Comlink.expose(api, port)
     return engine.boot

@@ -53,4 +53,14 @@ describe('testing kit (browser)', () => {
     // A closed handle answers as a closed connection does.
     await expect(db.query('SELECT 1')).rejects.toMatchObject({ code: '08003' })
   })
+
+  it('a kit worker that cannot load fails fresh() with the cause instead of waiting', async () => {
+    const broken = createTestKit({ spawn: () => new Worker(new URL('./no-such-kit-worker.js', import.meta.url), { type: 'module' }) })
+    try {
+      await expect(broken.fresh()).rejects.toThrow(/testing kit's worker failed/)
+      await expect(broken.stats()).rejects.toThrow(/testing kit's worker failed/)
+    } finally {
+      broken.close()
+    }
+  })
 })
