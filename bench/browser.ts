@@ -107,7 +107,7 @@ function report(r: BenchResults, boot: BootSummary) {
     'boot: bare PGlite idb:// reopen, median (ms)': { value: ms(boot.bare.idbReopen), note: '' },
     'testing kit: fresh database p50 (ms)': {
       value: boot.kit.fresh.p50.toFixed(1),
-      note: `p95 ${boot.kit.fresh.p95.toFixed(1)}, over ${boot.kit.fresh.samples}, each then used and closed as a test would (target p50 <= 100); first ${ms(boot.kit.first)} ms`,
+      note: `fresh() until its first answer; p95 ${boot.kit.fresh.p95.toFixed(1)}, over ${boot.kit.fresh.samples}, each then used and closed as a test would (target p50 <= 100); first ${ms(boot.kit.first)} ms`,
     },
     'testing kit: memory before / after 200 more databases (MiB)': {
       value: `${mib(boot.kit.memory.before)} / ${mib(boot.kit.memory.after200)}`,

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { installChangeTracking, type TrackingOptions } from '../engine/install'
 import { stopPruning } from '../engine/replication/prune'
-import { ENGINE_START_PARAMS } from '../engine/start-params'
+import { TEST_START_PARAMS } from '../engine/start-params'
 import { makeTemplate, templateKey } from '../engine/template'
 import { ImageMemoryFs, readImage, type DataDirImage } from '../engine/template-image'
 
@@ -81,7 +81,7 @@ export async function createTestKit(options: TestKitOptions = {}): Promise<TestK
   async function boot(): Promise<PGlite> {
     const db = await PGlite.create({
       fs: new ImageMemoryFs(s.image),
-      startParams: [...ENGINE_START_PARAMS],
+      startParams: [...TEST_START_PARAMS],
       pgliteWasmModule: s.pgliteWasmModule,
       initdbWasmModule: s.initdbWasmModule,
       fsBundle: s.fsBundle,

@@ -11,7 +11,7 @@
 import { PGlite } from '@electric-sql/pglite'
 import { installChangeTracking } from '../engine/install'
 import { stopPruning } from '../engine/replication/prune'
-import { ENGINE_START_PARAMS } from '../engine/start-params'
+import { ENGINE_START_PARAMS, TEST_START_PARAMS } from '../engine/start-params'
 import { INITDB_PARAMS } from '../engine/template'
 import { ImageMemoryFs, type DataDirImage } from '../engine/template-image'
 import { startBootClock, type BootClock, type BootPhase, type BootProgress } from './boot-clock'
@@ -117,14 +117,15 @@ export async function openEngine(
 }
 
 /**
- * A database in memory made from `image`'s files (the testing kit): no
+ * A database in memory made from `image`'s files (the testing kit, with its
+ * smaller buffers: src/engine/start-params.ts): no
  * name lock, no IndexedDB; a write is durable when it commits.
  */
 export async function openMemoryEngine(name: string, image: DataDirImage, onProgress?: (p: BootProgress) => void): Promise<Engine> {
   const clock = startBootClock('pglite', onProgress)
   const fs = new ImageMemoryFs(image)
   const t0 = performance.now()
-  const db = await PGlite.create({ fs, startParams: startParams() })
+  const db = await PGlite.create({ fs, startParams: [...TEST_START_PARAMS] })
   // Within 'pglite': the copy of the template's files, and the rest of PGlite's start.
   clock.phases['pglite: files'] = fs.writeMs
   clock.phases['pglite: create'] = performance.now() - t0 - fs.writeMs
