@@ -61,6 +61,17 @@ export interface Engine {
   close(): Promise<void>
 }
 
+/**
+ * The download of an asset named `<stem>...<ext>` (bundlers add a hash) that
+ * began after `since`, from this worker's resource timing, or undefined.
+ */
+function downloadOf(stem: string, ext: string, since: number): PerformanceResourceTiming | undefined {
+  return (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).find((e) => {
+    const file = e.name.slice(e.name.lastIndexOf('/') + 1).split('?')[0]
+    return e.startTime >= since && file.startsWith(stem) && file.endsWith(ext)
+  })
+}
+
 /** How every PGlite here starts (src/engine/start-params.ts). */
 const startParams = () => [...ENGINE_START_PARAMS]
 
@@ -96,6 +107,13 @@ export async function openEngine(
     const timing = fs.loadTiming
     if (timing) {
       clock.phases['pglite: wasm'] = timing.startedAt - pgliteAt
+      // When the downloads ended (this worker's resource timing; a cached response ends early).
+      const downloads = {
+        'pglite.wasm': downloadOf('pglite', '.wasm', pgliteAt),
+        'pglite.data': downloadOf('pglite', '.data', pgliteAt),
+        template: downloadOf('template.tar', '.gz', pgliteAt),
+      }
+      for (const [file, e] of Object.entries(downloads)) if (e) clock.phases[`pglite: ${file} fetched at`] = e.responseEnd - pgliteAt
       clock.phases['pglite: template wait'] = timing.baseWaitMs
       clock.phases['pglite: load'] = timing.loadMs
       clock.phases['pglite: start'] = performance.now() - timing.startedAt - timing.baseWaitMs - timing.loadMs
