@@ -24,8 +24,8 @@ describe('testing kit (Node)', async () => {
     expect((await a.query('SELECT * FROM t')).rows).toEqual([{ id: 1 }])
     expect((await b.query('SELECT * FROM t')).rows).toEqual([{ id: 2, v: 'b' }])
     expect((await a.query(`SELECT op::text AS op FROM _tabgres.changes WHERE relid = 't'::regclass`)).rows).toEqual([{ op: 'I' }])
-    // The smaller shared buffers every engine database starts with (engine/start-params.ts).
-    expect((await a.query('SHOW shared_buffers')).rows).toEqual([{ shared_buffers: '8MB' }])
+    // The kits' smaller shared buffers (engine/start-params.ts, TEST_START_PARAMS).
+    expect((await a.query('SHOW shared_buffers')).rows).toEqual([{ shared_buffers: '2MB' }])
     await a.close()
     await b.close()
   })
