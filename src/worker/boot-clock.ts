@@ -49,3 +49,15 @@ export function startBootClock(first: BootPhase, onProgress?: (p: BootProgress) 
     },
   }
 }
+
+/**
+ * The download of an asset named `<stem>...<ext>` (bundlers add a hash) that
+ * began after `since`, from this worker's resource timing, or undefined.
+ */
+export function downloadOf(stem: string, ext: string, since: number): PerformanceResourceTiming | undefined {
+  return (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).find((e) => {
+    const file = e.name.slice(e.name.lastIndexOf('/') + 1).split('?')[0]
+    return e.startTime >= since && file.startsWith(stem) && file.endsWith(ext)
+  })
+}
+

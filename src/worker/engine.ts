@@ -14,7 +14,7 @@ import { stopPruning } from '../engine/replication/prune'
 import { ENGINE_START_PARAMS, TEST_START_PARAMS } from '../engine/start-params'
 import { INITDB_PARAMS } from '../engine/template'
 import { ImageMemoryFs, type DataDirImage } from '../engine/template-image'
-import { startBootClock, type BootClock, type BootPhase, type BootProgress } from './boot-clock'
+import { downloadOf, startBootClock, type BootClock, type BootPhase, type BootProgress } from './boot-clock'
 import { GroupCommit, noFlush, type Flush } from './storage/group-commit'
 import { GroupCommitIdbFs, type FlushStats } from './storage/idb-fs'
 import { acquireNameLock, type OnLocked } from './storage/lock'
@@ -61,17 +61,6 @@ export interface Engine {
   close(): Promise<void>
 }
 
-/**
- * The download of an asset named `<stem>...<ext>` (bundlers add a hash) that
- * began after `since`, from this worker's resource timing, or undefined.
- */
-function downloadOf(stem: string, ext: string, since: number): PerformanceResourceTiming | undefined {
-  return (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).find((e) => {
-    const file = e.name.slice(e.name.lastIndexOf('/') + 1).split('?')[0]
-    return e.startTime >= since && file.startsWith(stem) && file.endsWith(ext)
-  })
-}
-
 /** How every PGlite here starts (src/engine/start-params.ts). */
 const startParams = () => [...ENGINE_START_PARAMS]
 
@@ -101,9 +90,6 @@ export async function openEngine(
     const fs = new GroupCommitIdbFs(name, { base: template ?? undefined, resolveBase: (key) => templateImage(key, templateUrl) })
     // Without a template (or with a store made without one), PGlite runs initdb.
     const db = await PGlite.create({ fs, initDbStartParams: INITDB_PARAMS, startParams: startParams() })
-    // The template must be in the registry before the database names it in its store.
-    const t = template ? await template : null
-    await t?.saved
     const timing = fs.loadTiming
     if (timing) {
       clock.phases['pglite: wasm'] = timing.startedAt - pgliteAt
@@ -118,6 +104,9 @@ export async function openEngine(
       clock.phases['pglite: load'] = timing.loadMs
       clock.phases['pglite: start'] = performance.now() - timing.startedAt - timing.baseWaitMs - timing.loadMs
     }
+    // The template must be in the registry before the database names it in its store.
+    const t = template ? await template : null
+    await t?.saved
     const fromTemplate = fs.loaded!.created && fs.loaded!.baseKey !== null
     const engine = await finishBoot(name, db, clock, {
       flush: async () => fs.snapshot(),

@@ -46,11 +46,9 @@ function localTree(FS: EmFS, root: string): Map<string, FsRecord> {
 
 /** The cluster IndexedDB holds: for a layered database, the template's files with the stored records on top. */
 async function storedTree(db: IDBDatabase, mount: string, base?: DataDirImage): Promise<Map<string, FsRecord>> {
-  const tx = db.transaction(['FILE_DATA'], 'readonly')
-  const store = tx.objectStore('FILE_DATA')
-  const [keys, values] = await Promise.all(
-    [store.getAllKeys(), store.getAll()].map((r) => new Promise<unknown[]>((res, rej) => ((r.onsuccess = () => res(r.result)), (r.onerror = () => rej(r.error))))),
-  )
+  const records = await storedRecords(db)
+  const keys = records.map(([k]) => k)
+  const values = records.map(([, v]) => v)
   const out = new Map<string, FsRecord>()
   const baseAt = keys.indexOf(BASE_KEY)
   expect(baseAt >= 0, 'a layered database names its template').toBe(base !== undefined)
@@ -215,6 +213,5 @@ async function storedRecords(db: IDBDatabase): Promise<[string, FsRecord][]> {
 }
 
 async function storedKeys(db: IDBDatabase): Promise<string[]> {
-  const req = db.transaction(['FILE_DATA'], 'readonly').objectStore('FILE_DATA').getAllKeys()
-  return new Promise((res, rej) => ((req.onsuccess = () => res(req.result as string[])), (req.onerror = () => rej(req.error))))
+  return (await storedRecords(db)).map(([k]) => k)
 }

@@ -8,6 +8,7 @@
 
 import { writeImage, type DataDirImage } from '../../engine/template-image'
 import { isChunked, parseChunk } from './chunks'
+import { request } from './registry'
 
 /** IDBFS's record for one path, and the two kinds of record only tabgres writes. */
 export type StoredRecord =
@@ -61,8 +62,7 @@ export function openStore(IDBFS: LoadIDBFS, mount: string): Promise<IDBDatabase>
 async function readAll(db: IDBDatabase, store: string): Promise<[string[], unknown[]]> {
   const tx = db.transaction([store], 'readonly')
   const s = tx.objectStore(store)
-  const req = <T>(r: IDBRequest<T>) => new Promise<T>((res, rej) => ((r.onsuccess = () => res(r.result)), (r.onerror = () => rej(r.error))))
-  const [keys, values] = await Promise.all([req(s.getAllKeys()), req(s.getAll())])
+  const [keys, values] = await Promise.all([request(s.getAllKeys()), request(s.getAll())])
   return [keys as string[], values]
 }
 

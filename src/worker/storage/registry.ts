@@ -9,7 +9,8 @@ const DB_NAME = 'tabgres'
 const TEMPLATES = 'templates'
 const DATABASES = 'databases'
 
-function request<T>(r: IDBRequest<T>): Promise<T> {
+/** An IndexedDB request as a promise. */
+export function request<T>(r: IDBRequest<T>): Promise<T> {
   return new Promise((resolve, reject) => {
     r.onsuccess = () => resolve(r.result)
     r.onerror = () => reject(r.error)

@@ -40,29 +40,38 @@ function decodeOnce(key: string, archive: () => Promise<Blob | null>): Promise<D
   })
 }
 
+/** This worker's current template, once found: every database it creates shares its decode and its save. */
+let current: Promise<Template> | null = null
+
 /** The current template, for a database being created. */
-export async function currentTemplate(assetUrl: URL): Promise<Template> {
+export function currentTemplate(assetUrl: URL): Promise<Template> {
+  current ??= findCurrent(assetUrl)
+  current.catch(() => (current = null)) // the next database tries again
+  return current
+}
+
+async function findCurrent(assetUrl: URL): Promise<Template> {
   const key = templateKey()
-  let source: TemplateSource = 'registry'
-  let fetched: Blob | null = null
   const cached = await decodeOnce(key, () => loadTemplate(key).then((b) => b ?? null))
-  if (cached) return { key, image: cached, source, saved: Promise.resolve() }
-  source = 'asset'
+  if (cached) return { key, image: cached, source: 'registry', saved: Promise.resolve() }
+  let source: TemplateSource = 'asset'
+  let blob: Blob | null = null
   try {
     const res = await fetch(assetUrl)
-    if (res.ok) fetched = await res.blob()
+    if (res.ok) blob = await res.blob()
   } catch {
     // Offline before the asset was cached, or no asset: make it below.
   }
-  if (!fetched) {
-    fetched = await makeTemplate()
+  if (!blob) {
+    blob = await makeTemplate()
     source = 'made'
   }
-  const blob = fetched
-  // Stored while PGlite starts; the database's first flush waits for it.
-  const saved = saveTemplate(key, blob)
-  saved.catch(() => {}) // awaited by the caller; not an unhandled rejection meanwhile
-  const image = (await decodeOnce(key, async () => blob))!
+  const archive = blob
+  // Stored while PGlite starts; a database's first flush waits for it.
+  const saved = saveTemplate(key, archive)
+  // Awaited by each caller (no unhandled rejection meanwhile); a failed save is tried again for the next database.
+  saved.catch(() => (current = null))
+  const image = (await decodeOnce(key, async () => archive))!
   return { key, image, source, saved }
 }
 
