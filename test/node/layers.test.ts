@@ -3,6 +3,7 @@
 //   protocol  <-  engine  <-  wire  <-  worker, node, orez
 //   client: protocol only, plus the worker API's types
 //   testing: engine (Node's kit), client (the browser's), the worker API's types
+//   zero: zero-cache in the tab, a consumer like any other: protocol and client
 //
 // and no source file grows past ~400 lines (generated ones excepted): a file
 // that does, does more than one job.
@@ -25,6 +26,8 @@ const ALLOWED: Record<string, string[]> = {
   client: ['protocol', 'client'],
   // The testing kit: Node's on the engine, the browser's on the client.
   testing: ['protocol', 'engine', 'client', 'testing'],
+  // zero-cache in the tab reaches the database as any page does.
+  zero: ['protocol', 'client', 'zero'],
 }
 /** Type-only imports allowed across (the client names the worker API's types; Comlink carries the calls). */
 const TYPE_ONLY: Record<string, string[]> = { client: ['worker'], testing: ['worker'] }
