@@ -57,6 +57,13 @@ export interface ZeroCacheOptions {
   env?: Record<string, string>
   /** Every line zero-cache prints (stdout and stderr). */
   onLine?: (line: string) => void
+  /**
+   * Node's arguments instead of zero-cache's CLI entry: another way to start
+   * it (the tests run it in one process on the tab's SQLite this way).
+   */
+  args?: string[]
+  /** A pipe on the child's fd 3 as well (`process.stdio[3]`), for such a runner's own replies. */
+  replyPipe?: boolean
 }
 
 export interface ZeroCache {
@@ -74,9 +81,9 @@ const READY = /zero-cache ready/
 export function startZeroCache(o: ZeroCacheOptions): ZeroCache {
   const node = node22()
   if (!node.path) throw new Error(`zero-cache needs Node >= 22: ${node.why}`)
-  const child = spawn(node.path, [zeroCacheEntry()], {
+  const child = spawn(node.path, o.args ?? [zeroCacheEntry()], {
     cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: o.replyPipe ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
     env: {
       ...process.env,
       ZERO_UPSTREAM_DB: o.upstream,

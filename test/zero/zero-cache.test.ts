@@ -5,6 +5,10 @@
 // SQLite replica; a restart of zero-cache resumes from its slot without a
 // new initial sync.
 //
+// Twice: zero-cache as its CLI runs it (a process per worker, the native
+// SQLite binding), and as the tab runs it (one process, SINGLE_PROCESS=1,
+// the tab's SQLite in WebAssembly with its files kept in an image file).
+//
 // The replica is compared with the upstream through each type's SQLite form
 // in zero-cache (REAL milliseconds for timestamptz and date, 0/1 for bool,
 // JSON text for jsonb and arrays), computed on the upstream by SQL.
@@ -18,6 +22,8 @@ import { startServe, type ServeProcess } from '../../src/node/serve-process'
 import { node22, startZeroCache, type ZeroCache } from '../../src/node/zero-cache'
 import { freePort } from '../support/free-port'
 import { ReplicaReader, type SqliteValue } from '../support/zero-replica'
+import { fileURLToPath } from 'node:url'
+import type { Readable } from 'node:stream'
 
 const runtime = node22()
 const APP = 'zt'
@@ -42,9 +48,13 @@ function text(v: SqliteValue): string | null {
   return String(v)
 }
 
-describe.skipIf(!runtime.path && !(process.platform === 'linux' && process.arch === 'x64'))('zero-cache on npm run serve', () => {
+const WASM_RUNNER = ['--import', 'tsx', '--import', fileURLToPath(new URL('../support/zero-wasm/register.mjs', import.meta.url)), fileURLToPath(new URL('../support/zero-wasm/run.ts', import.meta.url))]
+
+describe.skipIf(!runtime.path && !(process.platform === 'linux' && process.arch === 'x64')).each(['native SQLite, a process per worker', 'the tab’s SQLite, one process'])('zero-cache on npm run serve (%s)', (mode) => {
+  const wasm = mode.startsWith('the tab')
   const dir = mkdtempSync(join(tmpdir(), 'tabgres-zero-'))
-  const replicaFile = join(dir, 'replica.db')
+  // In one process on the tab's SQLite the replica's name is a name in that process's memory.
+  const replicaFile = wasm ? '/zero/replica.db' : join(dir, 'replica.db')
   let serve: ServeProcess
   let upstream: pg.Client
   let zero: ZeroCache | null = null
@@ -64,6 +74,7 @@ describe.skipIf(!runtime.path && !(process.platform === 'linux' && process.arch 
       changeStreamerPort: await freePort(),
       appId: APP,
       logLevel: 'debug',
+      ...(wasm && { args: WASM_RUNNER, replyPipe: true, env: { TABGRES_ZERO_IMAGE: join(dir, 'replica.image'), ZERO_NUM_SYNC_WORKERS: '1' } }),
       onLine: (line) => {
         log.push(line)
         if (log.length > 200) log.shift()
@@ -71,7 +82,8 @@ describe.skipIf(!runtime.path && !(process.platform === 'linux' && process.arch 
       },
     })
     await Promise.race([zero.ready, zero.exited.then((c) => Promise.reject(new Error(`zero-cache exited ${c}:\n${log.join('\n')}`)))])
-    replica = new ReplicaReader(replicaFile)
+    const p = zero!.process
+    replica = wasm ? new ReplicaReader({ requests: p.stdin!, replies: p.stdio[3] as Readable, process: p }) : new ReplicaReader(replicaFile)
   }
 
   const stop = async () => {
