@@ -22,8 +22,7 @@ import { startServe, type ServeProcess } from '../../src/node/serve-process'
 import { node22, startZeroCache, type ZeroCache } from '../../src/node/zero-cache'
 import { freePort } from '../support/free-port'
 import { ReplicaReader, type SqliteValue } from '../support/zero-replica'
-import { fileURLToPath } from 'node:url'
-import type { Readable } from 'node:stream'
+import { inOneProcess, replicaOf } from '../support/zero-wasm'
 
 const runtime = node22()
 const APP = 'zt'
@@ -48,13 +47,10 @@ function text(v: SqliteValue): string | null {
   return String(v)
 }
 
-const WASM_RUNNER = ['--import', 'tsx', '--import', fileURLToPath(new URL('../support/zero-wasm/register.mjs', import.meta.url)), fileURLToPath(new URL('../support/zero-wasm/run.ts', import.meta.url))]
-
 describe.skipIf(!runtime.path && !(process.platform === 'linux' && process.arch === 'x64')).each(['native SQLite, a process per worker', 'the tab’s SQLite, one process'])('zero-cache on npm run serve (%s)', (mode) => {
   const wasm = mode.startsWith('the tab')
   const dir = mkdtempSync(join(tmpdir(), 'tabgres-zero-'))
-  // In one process on the tab's SQLite the replica's name is a name in that process's memory.
-  const replicaFile = wasm ? '/zero/replica.db' : join(dir, 'replica.db')
+  const replicaFile = join(dir, 'replica.db')
   let serve: ServeProcess
   let upstream: pg.Client
   let zero: ZeroCache | null = null
@@ -74,7 +70,7 @@ describe.skipIf(!runtime.path && !(process.platform === 'linux' && process.arch 
       changeStreamerPort: await freePort(),
       appId: APP,
       logLevel: 'debug',
-      ...(wasm && { args: WASM_RUNNER, replyPipe: true, env: { TABGRES_ZERO_IMAGE: join(dir, 'replica.image'), ZERO_NUM_SYNC_WORKERS: '1' } }),
+      ...(wasm && inOneProcess(join(dir, 'replica.image'))),
       onLine: (line) => {
         log.push(line)
         if (log.length > 200) log.shift()
@@ -82,8 +78,7 @@ describe.skipIf(!runtime.path && !(process.platform === 'linux' && process.arch 
       },
     })
     await Promise.race([zero.ready, zero.exited.then((c) => Promise.reject(new Error(`zero-cache exited ${c}:\n${log.join('\n')}`)))])
-    const p = zero!.process
-    replica = wasm ? new ReplicaReader({ requests: p.stdin!, replies: p.stdio[3] as Readable, process: p }) : new ReplicaReader(replicaFile)
+    replica = wasm ? replicaOf(zero!) : new ReplicaReader(replicaFile)
   }
 
   const stop = async () => {
