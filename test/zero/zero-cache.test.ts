@@ -60,7 +60,11 @@ describe.skipIf(!runtime.path && !(process.platform === 'linux' && process.arch 
   const onCommit = new Set<() => void>()
   const log: string[] = []
 
+  /** Settles when zero-cache says its change source streams from the slot (each start). */
+  let streaming: Promise<void> = Promise.resolve()
   const start = async () => {
+    let streamed!: () => void
+    streaming = new Promise<void>((r) => (streamed = r))
     zero = startZeroCache({
       upstream: serve.url('postgres'),
       cvr: serve.url('zcvr'),
@@ -75,9 +79,12 @@ describe.skipIf(!runtime.path && !(process.platform === 'linux' && process.arch 
         log.push(line)
         if (log.length > 200) log.shift()
         if (/Committed tx@/.test(line)) for (const wake of onCommit) wake()
+        if (/started replication stream@/.test(line)) streamed()
       },
     })
-    await Promise.race([zero.ready, zero.exited.then((c) => Promise.reject(new Error(`zero-cache exited ${c}:\n${log.join('\n')}`)))])
+    const exited = zero.exited.then((c) => Promise.reject(new Error(`zero-cache exited ${c}:\n${log.join('\n')}`)))
+    // Ready does not wait for the change source: in one process it may start streaming just after.
+    await Promise.race([Promise.all([zero.ready, streaming]), exited])
     replica = wasm ? replicaOf(zero!) : new ReplicaReader(replicaFile)
   }
 
