@@ -48,9 +48,8 @@ export class Statement {
   readonly readonly: boolean
   #stmt: number
   #sqlite: Sqlite
-  #pluck = false
-  #raw = false
-  #expand = false
+  /** How rows come back: at most one of pluck, raw and expand is on at a time. */
+  #shape: 'object' | 'pluck' | 'raw' | 'expand' = 'object'
   #safe: boolean
   #bound = false
   #busy = false
@@ -175,23 +174,21 @@ export class Statement {
   }
 
   pluck(on = true): this {
-    this.#requireReader('pluck')
-    this.#pluck = on
-    if (on) (this.#raw = false), (this.#expand = false)
-    return this
+    return this.#setShape('pluck', on)
   }
 
   raw(on = true): this {
-    this.#requireReader('raw')
-    this.#raw = on
-    if (on) (this.#pluck = false), (this.#expand = false)
-    return this
+    return this.#setShape('raw', on)
   }
 
   expand(on = true): this {
-    this.#requireReader('expand')
-    this.#expand = on
-    if (on) (this.#pluck = false), (this.#raw = false)
+    return this.#setShape('expand', on)
+  }
+
+  #setShape(shape: 'pluck' | 'raw' | 'expand', on: boolean): this {
+    this.#requireReader(shape)
+    if (on) this.#shape = shape
+    else if (this.#shape === shape) this.#shape = 'object'
     return this
   }
 
@@ -346,13 +343,13 @@ export class Statement {
 
   #row(): unknown {
     const n = this.#names.length
-    if (this.#pluck) return this.#value(0)
-    if (this.#raw) {
+    if (this.#shape === 'pluck') return this.#value(0)
+    if (this.#shape === 'raw') {
       const row = new Array(n)
       for (let i = 0; i < n; i++) row[i] = this.#value(i)
       return row
     }
-    if (this.#expand) {
+    if (this.#shape === 'expand') {
       const row: Record<string, Record<string, unknown>> = {}
       const { c } = this.#sqlite
       for (let i = 0; i < n; i++) {
