@@ -48,9 +48,12 @@ export default defineConfig({
       },
       {
         extends: true,
+        // Served as built, not transformed: zero-cache's bundle (npm run build:zero) runs in a worker of its own.
+        publicDir: 'dist/public',
         test: {
           name: 'browser',
           include: ['test/browser/**/*.test.ts', 'examples/**/*.test.ts'],
+          globalSetup: ['test/support/zero-bundle.ts'],
           // The package's browser entry points, as an app imports them (examples/testing-kit).
           alias: [
             { find: /^tabgres$/, replacement: fileURLToPath(new URL('./src/client/index.ts', import.meta.url)) },

@@ -4,7 +4,7 @@
 // aliases them. Nothing of zero-cache's code changes.
 
 const SQLITE = new URL('./zero-sqlite3.ts', import.meta.url).href
-const THREADS = new URL('../../../src/zero/shims/worker-threads.ts', import.meta.url).href
+const THREADS = new URL('../../../src/zero/node/worker-threads.ts', import.meta.url).href
 
 export async function resolve(specifier, context, next) {
   if (specifier === '@rocicorp/zero-sqlite3') return { url: SQLITE, shortCircuit: true }

@@ -12,33 +12,7 @@
 
 type Listener = (value: unknown) => void
 
-/**
- * Runs `fn` on a later task, as a message between threads arrives: Node's
- * setImmediate, or a MessageChannel in a browser. Not setTimeout(0), which
- * waits at least 1 ms in Node and 4 ms in a browser once nested, and every
- * replicated transaction crosses this a few times.
- */
-const nextTask: (fn: () => void) => void = (() => {
-  const immediate = (globalThis as { setImmediate?: (fn: () => void) => unknown }).setImmediate
-  if (immediate) return (fn: () => void) => void immediate(fn)
-  const queue: (() => void)[] = []
-  const channel = new MessageChannel()
-  channel.port1.onmessage = () => {
-    for (const fn of queue.splice(0)) {
-      try {
-        fn()
-      } catch (e) {
-        // One listener's throw must not drop the messages queued behind it.
-        setTimeout(() => {
-          throw e
-        })
-      }
-    }
-  }
-  return (fn: () => void) => {
-    if (queue.push(fn) === 1) channel.port2.postMessage(null)
-  }
-})()
+import { nextTask } from './tasks'
 
 class Port {
   #listeners = new Map<string, Set<{ fn: Listener; once: boolean }>>()

@@ -1,0 +1,36 @@
+// What the page and zero-cache's worker say to each other (start.ts and
+// worker.ts). Structured clones on the worker's own port.
+
+/** Page → worker, once: everything zero-cache needs to start. */
+export interface StartMessage {
+  type: 'start'
+  /** zero-cache's configuration (ZERO_* variables), as its process environment. */
+  env: Record<string, string>
+  /** IndexedDB name of the store that keeps the replica's files. */
+  replicaStore: string
+  /**
+   * One connector per database port named in env's connection strings: the
+   * worker posts a `ConnectRequest` on it for each connection zero-cache
+   * opens, and the page answers with a wire-protocol port of that database
+   * (`Database.connect()`).
+   */
+  connectors: Record<number, MessagePort>
+}
+
+/** Page → worker: stop zero-cache as SIGTERM does (it drains, then exits). */
+export interface StopMessage {
+  type: 'stop'
+}
+
+export interface ConnectRequest {
+  id: number
+}
+
+export type ConnectReply = { id: number; port: MessagePort } | { id: number; error: { message: string; code?: string } }
+
+/** Worker → page. */
+export type WorkerEvent =
+  | { type: 'ready' }
+  | { type: 'exit'; code: number }
+  | { type: 'error'; message: string; stack?: string }
+  | { type: 'log'; level: 'debug' | 'info' | 'warn' | 'error'; text: string }

@@ -1,0 +1,110 @@
+// The page's side of zero-cache in the tab: `startZeroCache` spawns its
+// worker (the bundle scripts/build-zero.ts makes from worker.ts) and answers
+// its connection requests with wire-protocol ports of tabgres databases.
+
+import type { Database } from '../../client/index'
+import type { ConnectReply, ConnectRequest, StartMessage, WorkerEvent } from './messages'
+
+export interface ZeroCacheOptions {
+  /** The upstream: zero-cache replicates from it. */
+  upstream: Database
+  /** zero-cache's client view records; the upstream if not given. */
+  cvr?: Database
+  /** zero-cache's change log; the upstream if not given. */
+  change?: Database
+  /** The URL of the bundle's entry, zero-cache.js (dist/zero-cache/ after `npm run build:zero`). */
+  url: string | URL
+  /** IndexedDB name under which the replica's files are kept; a reload with the same name resumes without a full resync. */
+  replicaStore?: string
+  /** More ZERO_* settings (zero-cache's own names). */
+  env?: Record<string, string>
+  /** Where zero-cache's own log lines go (each line as it printed it); the worker's console if not given. */
+  onLog?: (level: string, text: string) => void
+}
+
+export interface ZeroCache {
+  /** Settles once zero-cache serves sync requests (its port is listening), or fails if it stopped first. */
+  readonly ready: Promise<void>
+  /** Settles with zero-cache's exit code. */
+  readonly exited: Promise<number>
+  /** The worker, for a Zero client's transport. */
+  readonly worker: Worker
+  /** Stops zero-cache as SIGTERM does and waits for it to exit (at most `timeoutMs`, then ends its worker). */
+  stop(timeoutMs?: number): Promise<number>
+}
+
+/** Ports inside the worker's loopback network; each leads to one database. */
+const UPSTREAM_PORT = 5432
+const CVR_PORT = 5433
+const CHANGE_PORT = 5434
+
+function serveConnections(db: Database): MessagePort {
+  const { port1, port2 } = new MessageChannel()
+  port1.onmessage = async ({ data }: MessageEvent<ConnectRequest>) => {
+    let reply: ConnectReply
+    try {
+      const port = await db.connect()
+      port1.postMessage({ id: data.id, port } satisfies ConnectReply, [port])
+      return
+    } catch (e) {
+      reply = { id: data.id, error: { message: String((e as Error)?.message ?? e), code: (e as { code?: string }).code } }
+    }
+    port1.postMessage(reply)
+  }
+  return port2
+}
+
+export function startZeroCache(options: ZeroCacheOptions): ZeroCache {
+  const worker = new Worker(options.url, { type: 'module', name: 'zero-cache' })
+  const dbs: [number, Database][] = [[UPSTREAM_PORT, options.upstream]]
+  if (options.cvr) dbs.push([CVR_PORT, options.cvr])
+  if (options.change) dbs.push([CHANGE_PORT, options.change])
+  // Each tabgres database is one PostgreSQL database called postgres; the port says which.
+  const url = (port: number) => `postgres://postgres@127.0.0.1:${port}/postgres`
+  const connectors = Object.fromEntries(dbs.map(([port, db]) => [port, serveConnections(db)]))
+  const env: Record<string, string> = {
+    ZERO_UPSTREAM_DB: url(UPSTREAM_PORT),
+    ZERO_CVR_DB: url(options.cvr ? CVR_PORT : UPSTREAM_PORT),
+    ZERO_CHANGE_DB: url(options.change ? CHANGE_PORT : UPSTREAM_PORT),
+    ZERO_REPLICA_FILE: '/zero/replica.db',
+    ZERO_PORT: '4848',
+    ZERO_NUM_SYNC_WORKERS: '1',
+    ZERO_APP_ID: 'zero',
+    ZERO_LOG_FORMAT: 'text',
+    // zero-cache requires one outside development; its inspector is reachable only from this page.
+    ZERO_ADMIN_PASSWORD: crypto.randomUUID(),
+    ZERO_ENABLE_TELEMETRY: 'false',
+    // Both ends of every websocket are in this page: compressing would only cost time.
+    ZERO_WEBSOCKET_COMPRESSION: 'false',
+    DO_NOT_TRACK: '1',
+    ...options.env,
+  }
+  const message: StartMessage = { type: 'start', env, replicaStore: options.replicaStore ?? 'tabgres-zero-replica', connectors }
+  let markReady!: () => void
+  let failReady!: (e: Error) => void
+  const ready = new Promise<void>((res, rej) => ((markReady = res), (failReady = rej)))
+  ready.catch(() => {})
+  let markExited!: (code: number) => void
+  const exited = new Promise<number>((res) => (markExited = res))
+  worker.onmessage = ({ data }: MessageEvent<WorkerEvent>) => {
+    if (data.type === 'ready') markReady()
+    else if (data.type === 'exit') (markExited(data.code), failReady(new Error(`zero-cache exited (${data.code}) before it was ready`)))
+    else if (data.type === 'error') failReady(Object.assign(new Error(`zero-cache failed: ${data.message}`), { stack: data.stack }))
+    else if (data.type === 'log') (options.onLog ?? ((level, text) => console[level as 'info'](`[zero-cache] ${text}`)))(data.level, data.text)
+  }
+  worker.onerror = (ev) => failReady(new Error(`zero-cache's worker failed to load: ${ev.message}`))
+  worker.postMessage(message, Object.values(connectors))
+  return {
+    ready,
+    exited,
+    worker,
+    async stop(timeoutMs = 10_000) {
+      worker.postMessage({ type: 'stop' })
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const code = await Promise.race([exited, new Promise<number>((res) => (timer = setTimeout(() => res(-1), timeoutMs)))])
+      clearTimeout(timer)
+      worker.terminate()
+      return code
+    },
+  }
+}

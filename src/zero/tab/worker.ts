@@ -1,0 +1,137 @@
+// zero-cache's worker in the page: the entry of the zero-cache bundle
+// (scripts/build-zero.ts). It runs zero-cache 1.9.0's own runner, unmodified,
+// in one thread (SINGLE_PROCESS), on:
+//   - the tab's SQLite (src/zero/sqlite), its files kept in IndexedDB;
+//   - a loopback network (src/zero/node/net.ts), where zero-cache's services
+//     reach each other as over TCP, and each database port named in its
+//     connection strings leads to a tabgres database's wire protocol
+//     (`Database.connect()`, a MessagePort to that database's worker).
+// The page starts it with a StartMessage (start.ts).
+
+import { runWorker } from '@rocicorp/zero/out/zero-cache/src/server/runner/run-worker.js'
+import { instantiateSqlite } from '../sqlite/binding'
+import { useSqlite } from '../sqlite/database'
+import { MemoryFiles } from '../sqlite/files'
+import { IdbFileStore } from '../sqlite/idb-store'
+import { compileSqlite } from '../sqlite/load'
+import { Persister } from '../sqlite/persist'
+import { Buffer } from '../node/buffer'
+import { mountSqliteFiles } from '../node/fs'
+import * as net from '../node/net'
+import { process, ProcessExit } from '../node/process'
+import type { ConnectReply, ConnectRequest, StartMessage, WorkerEvent } from './messages'
+
+declare const self: DedicatedWorkerGlobalScope
+
+function post(e: WorkerEvent): void {
+  self.postMessage(e)
+}
+
+/** Asks the page for a new wire-protocol port to the database behind `connector`. */
+function connector(port: MessagePort): () => Promise<MessagePort> {
+  let next = 1
+  const waiting = new Map<number, { resolve: (p: MessagePort) => void; reject: (e: Error) => void }>()
+  port.onmessage = ({ data }: MessageEvent<ConnectReply>) => {
+    const w = waiting.get(data.id)
+    waiting.delete(data.id)
+    if ('port' in data) w?.resolve(data.port)
+    else w?.reject(Object.assign(new Error(data.error.message), { code: data.error.code }))
+  }
+  return () =>
+    new Promise((resolve, reject) => {
+      const id = next++
+      waiting.set(id, { resolve, reject })
+      port.postMessage({ id } satisfies ConnectRequest)
+    })
+}
+
+/**
+ * One TCP connection of zero-cache's to a database, carried by a wire port:
+ * bytes as transferred ArrayBuffers each way, null to end (src/worker/api.ts).
+ */
+function bridge(socket: net.Socket, wire: MessagePort): void {
+  wire.onmessage = ({ data }: MessageEvent<ArrayBuffer | null>) => {
+    if (data === null) socket.end()
+    else socket.write(Buffer.from(data))
+  }
+  socket.on('data', (chunk: Buffer) => {
+    const copy = chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer
+    wire.postMessage(copy, [copy])
+  })
+  socket.on('close', () => {
+    wire.postMessage(null)
+    wire.close()
+  })
+}
+
+function listenForDatabase(port: number, connect: () => Promise<MessagePort>): void {
+  net
+    .createServer((socket) => {
+      connect().then(
+        (wire) => (socket.destroyed ? (wire.postMessage(null), wire.close()) : bridge(socket, wire)),
+        // As a server that refused: the client sees the connection end.
+        () => socket.destroy(),
+      )
+    })
+    .listen(port)
+}
+
+/** zero-cache logs to the console; its lines go to the page, which shows them or hands them to its onLog. */
+function forwardConsole(): void {
+  for (const level of ['debug', 'info', 'warn', 'error'] as const) {
+    console[level] = (...args: unknown[]) => post({ type: 'log', level, text: args.map((a) => (typeof a === 'string' ? a : a instanceof Error ? (a.stack ?? a.message) : safeJson(a))).join(' ') })
+  }
+  console.log = console.info
+}
+
+function safeJson(v: unknown): string {
+  try {
+    return JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x))
+  } catch {
+    return String(v)
+  }
+}
+
+async function start(m: StartMessage): Promise<void> {
+  forwardConsole()
+  Object.assign(process.env, m.env, { SINGLE_PROCESS: '1' })
+  const files = new MemoryFiles()
+  const [module, store] = await Promise.all([compileSqlite(), IdbFileStore.open(m.replicaStore)])
+  await store.loadInto(files)
+  useSqlite(await instantiateSqlite(module, files))
+  mountSqliteFiles(files)
+  const persister = new Persister(files, store, {
+    onError: (e) => post({ type: 'error', message: `keeping the replica in IndexedDB failed: ${String(e)}` }),
+  })
+  for (const [port, c] of Object.entries(m.connectors)) listenForDatabase(Number(port), connector(c))
+  // zero-cache listens on its port once every worker of its is ready.
+  const port = Number(m.env.ZERO_PORT ?? 4848)
+  net.onListen(port, () => post({ type: 'ready' }))
+  // zero-cache ends by process.exit, or in one process by emitting 'exit' on the process it runs in.
+  let exited = false
+  const exit = (code: number) => {
+    if (exited) return
+    exited = true
+    void persister.close().finally(() => post({ type: 'exit', code }))
+  }
+  process.on('exit', exit)
+  try {
+    await runWorker(null, process.env)
+    exit(0)
+  } catch (e) {
+    if (!(e instanceof ProcessExit)) throw e
+  }
+}
+
+self.onmessage = ({ data }: MessageEvent<StartMessage | { type: 'stop' }>) => {
+  if (data.type === 'stop') return void process.emit('SIGTERM', 'SIGTERM')
+  start(data).catch((e: unknown) => post({ type: 'error', message: String((e as Error)?.message ?? e), stack: (e as Error)?.stack }))
+}
+// An exit thrown from a callback ends that callback, not the worker: it was reported already.
+self.addEventListener('unhandledrejection', (ev) => {
+  if (ev.reason instanceof ProcessExit) ev.preventDefault()
+})
+self.addEventListener('error', (ev) => {
+  if (ev.error instanceof ProcessExit) ev.preventDefault()
+  else post({ type: 'error', message: ev.message, stack: (ev.error as Error | undefined)?.stack })
+})
