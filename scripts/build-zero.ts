@@ -54,6 +54,7 @@ const builtins: Record<string, string> = {
   'path/posix': 'path.ts',
   perf_hooks: 'perf-hooks.ts',
   process: 'process.ts',
+  querystring: 'querystring.ts',
   readline: 'unavailable.ts',
   sqlite: 'unavailable.ts',
   stream: 'stream.ts',
@@ -91,6 +92,8 @@ const tab: Plugin = {
         missing.set(bare, (missing.get(bare) ?? new Set()).add(a.importer))
         return { path: join(process.cwd(), NODE, 'unavailable.ts') }
       }
+      // ws's browser build is a stub that throws: zero-cache serves and dials websockets with its Node build, on our net and http.
+      if (a.path === 'ws') return { path: join(dirname(createRequire(join(zeroRoot, 'package.json')).resolve('ws/package.json')), a.kind === 'require-call' ? 'index.js' : 'wrapper.mjs') }
       if (a.path === '@rocicorp/zero-sqlite3') return { path: join(process.cwd(), 'src/zero/sqlite/database.ts') }
       // dotenvx (zero-cache loads .env files with it) needs undici only for its account and key-storage commands.
       if (a.path === 'undici') return { path: join(process.cwd(), NODE, 'unavailable.ts') }

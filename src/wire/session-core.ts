@@ -26,6 +26,8 @@ export interface WireEngine {
   db: PGlite
   /** Make committed writes durable (group commit); resolves at once where nothing needs flushing. */
   durable(): Promise<void>
+  /** As durable(), without waiting for another session's open transaction (walsender commands); durable() where not given. */
+  durableNow?(): Promise<void>
   /** Streams carry only durable commits when given. */
   durability?: DurabilityGate
 }

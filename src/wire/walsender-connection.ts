@@ -83,7 +83,8 @@ export abstract class WalsenderConnection extends CopyInSession {
       if (reply[0] === BackendTag.ErrorResponse) return this.replicationError(null, reply)
       if (cmd.kind === 'CREATE_REPLICATION_SLOT' && cmd.temporary) this.temporarySlots.add(cmd.slot)
       if (cmd.kind === 'DROP_REPLICATION_SLOT') this.temporarySlots.delete(cmd.slot)
-      await this.engine.durable()
+      // A slot is durable before its command returns, as in PostgreSQL, even while another session's transaction is open.
+      await (this.engine.durableNow ? this.engine.durableNow() : this.engine.durable())
       this.send(reply, readyForQuery('I'))
       return
     }

@@ -290,6 +290,7 @@ export function makeApi(openDatabase: OpenEngine) {
       const engine: WireEngine = {
         db: e.db,
         durable: () => (e.durability === 'durable' ? e.durable() : (e.durable().catch(() => {}), Promise.resolve())),
+        durableNow: () => (e.durability === 'durable' ? e.commits.durableNow() : (e.commits.durableNow().catch(() => {}), Promise.resolve())),
         durability: e.commits,
       }
       const session = new ServerSession(

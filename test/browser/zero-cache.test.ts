@@ -1,67 +1,103 @@
 // zero-cache 1.9.0, unmodified, in a worker of the page (src/zero/tab), with
 // tabgres databases of the same page as its upstream, CVR and change
-// databases, reached through the worker's loopback network and db.connect().
-//
-// Where it stands (issue 18): zero-cache boots, connects to all three and
-// migrates their schemas; its replication slot creation does not complete
-// yet in the tab, so the test stops there and says so.
+// databases, reached through the worker's loopback network and db.connect():
+// it boots, copies the upstream into its SQLite replica, streams changes
+// into it, and after a restart resumes from IndexedDB without a full resync.
 
 import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase, type Database } from '../../src/client/index'
-import { startZeroCache, type ZeroCache } from '../../src/zero/tab/start'
+import { startZeroCache, type ZeroCache, type ZeroCacheOptions } from '../../src/zero/tab/start'
 
 // Built by the browser project's global setup (npm run build:zero) and served as built.
 const BUNDLE = new URL('/zero-cache/zero-cache.js', location.origin).href
 
-/** Resolves on the first log line that matches; fails if zero-cache stops or fails first. */
-function logLine(zero: ZeroCache, seen: string[], waiters: ((l: string) => void)[], pattern: RegExp): Promise<string> {
-  const hit = seen.find((l) => pattern.test(l))
-  if (hit) return Promise.resolve(hit)
+interface Todo {
+  id: string
+  title: string
+  done: number
+}
+
+/** Checks `ok` now and after each change of the replica, until it holds; fails if zero-cache exits first. */
+function until(zero: ZeroCache, ok: () => Promise<boolean>): Promise<void> {
   return new Promise((resolve, reject) => {
-    waiters.push((l) => pattern.test(l) && resolve(l))
-    zero.ready.catch(reject)
-    void zero.exited.then((code) => reject(new Error(`zero-cache exited (${code}) before logging ${pattern}; its last lines:\n${seen.slice(-30).join('\n')}`)))
+    let checking = false
+    let again = false
+    const check = async () => {
+      if (checking) return void (again = true)
+      checking = true
+      try {
+        do {
+          again = false
+          if (await ok()) return (off(), resolve())
+        } while (again)
+      } catch (e) {
+        off()
+        reject(e)
+      } finally {
+        checking = false
+      }
+    }
+    const off = zero.onReplicaChange(() => void check())
+    void zero.exited.then((code) => (off(), reject(new Error(`zero-cache exited (${code})`))))
+    void check()
   })
 }
 
 describe('zero-cache in the tab', () => {
+  const id = crypto.randomUUID().slice(0, 8)
   const open: Database[] = []
   let zero: ZeroCache | undefined
+  let dbs: { upstream: Database; cvr: Database; change: Database }
+  const lines: string[] = []
+
+  async function start(): Promise<ZeroCache> {
+    const options: ZeroCacheOptions = { ...dbs, url: BUNDLE, replicaStore: `zero-replica-${id}`, onLog: (level, text) => void lines.push(`${level} ${text}`) }
+    const z = startZeroCache(options)
+    await z.ready.catch((e: Error) => {
+      throw new Error(`${e.message}\n--- zero-cache's last lines ---\n${lines.slice(-40).join('\n')}`)
+    })
+    return z
+  }
+
+  const todos = (z: ZeroCache) => z.queryReplica<Todo>('select id, title, done from todo order by id')
 
   afterAll(async () => {
-    await zero?.stop(10_000)
-    // Ended as a closed tab ends them: zero-cache, stopped mid slot creation, leaves a
-    // transaction open on a wire session whose port no longer answers (see the note on issue 18).
-    for (const db of open) db.terminate()
+    await zero?.stop(20_000)
+    for (const db of open) await db.close()
   })
 
-  it('connects to its three tabgres databases over the loopback network and migrates their schemas', async () => {
-    const id = crypto.randomUUID().slice(0, 8)
+  it('boots on three tabgres databases, copies the upstream into its replica and streams changes into it', async () => {
     const [upstream, cvr, change] = await Promise.all(['up', 'cvr', 'chg'].map((n) => openDatabase(`zero-${n}-${id}`)))
     open.push(upstream!, cvr!, change!)
+    dbs = { upstream: upstream!, cvr: cvr!, change: change! }
     await upstream!.exec(`create table todo (id text primary key, title text not null, done boolean not null default false);
       insert into todo values ('1', 'first', false), ('2', 'second', true)`)
-    const lines: string[] = []
-    const waiters: ((l: string) => void)[] = []
-    zero = startZeroCache({
-      upstream: upstream!,
-      cvr,
-      change,
-      url: BUNDLE,
-      replicaStore: `zero-replica-${id}`,
-      onLog: (level, text) => {
-        lines.push(`${level} ${text}`)
-        for (const w of waiters) w(text)
-      },
-    })
-    // Its last step before replicating: every schema is in place by then.
-    await logLine(zero, lines, waiters, /opening replication session/)
-    const schemas = async (db: Database) => (await db.query<{ nspname: string }>(`select nspname from pg_namespace where nspname like 'zero%' order by 1`)).rows.map((r) => r.nspname)
+    zero = await start()
+    expect(await todos(zero)).toEqual([
+      { id: '1', title: 'first', done: 0 },
+      { id: '2', title: 'second', done: 1 },
+    ])
+    // Its three databases: the shard schema and publications upstream, the CVR and change-log schemas.
+    const schemas = async (db: Database) => (await db.query<{ nspname: string }>(`select nspname from pg_namespace where nspname like 'zero%'`)).rows.map((r) => r.nspname)
     expect(await schemas(upstream!)).toContain('zero_0')
+    expect(await schemas(cvr!)).toContain('zero_0/cvr')
     expect(await schemas(change!)).toContain('zero_0/cdc')
-    const pubs = await upstream!.query<{ pubname: string }>(`select pubname from pg_publication order by 1`)
-    expect(pubs.rows.map((r) => r.pubname)).toEqual(['_zero_metadata_0', '_zero_public_0'])
-    // zero-cache's SQLite (the tab's, in this worker) holds its replica's schema.
-    expect(lines.some((l) => /Migrating schema from v0 to v13/.test(l))).toBe(true)
+
+    await upstream!.exec(`insert into todo values ('3', 'third', false); update todo set done = true where id = '1'; delete from todo where id = '2'`)
+    const z = zero
+    await until(z, async () => JSON.stringify(await todos(z)) === JSON.stringify([{ id: '1', title: 'first', done: 1 }, { id: '3', title: 'third', done: 0 }]))
+  })
+
+  it('resumes after a restart from the replica kept in IndexedDB, without a full resync, with what changed meanwhile', async () => {
+    expect(await zero!.stop(20_000)).toBe(0)
+    zero = undefined
+    await dbs.upstream.exec(`insert into todo values ('4', 'while stopped', false)`)
+    const before = lines.length
+    zero = await start()
+    const z = zero
+    await until(z, async () => (await todos(z)).some((t) => t.id === '4'))
+    expect((await todos(z)).map((t) => t.id)).toEqual(['1', '3', '4'])
+    // A full resync copies every table again: it logs how many workers copy how many tables.
+    expect(lines.slice(before).filter((l) => /workers to copy/.test(l))).toEqual([])
   })
 })

@@ -62,6 +62,20 @@ export class GroupCommit implements DurabilityGate {
     return this.runs.request()
   }
 
+  /**
+   * Makes everything committed so far durable without waiting for another
+   * session's open transaction: the copy is taken under PGlite's query lock
+   * only, at a statement boundary, where the files are as crash-consistent as
+   * PostgreSQL's own are at any moment (an open transaction is rolled back at
+   * the next load). Walsender commands use it: PostgreSQL makes a new slot
+   * durable before CREATE_REPLICATION_SLOT returns, and a client may create
+   * the slot while its other connection holds a transaction open, as
+   * zero-cache does (an advisory lock, then the slot).
+   */
+  async durableNow(): Promise<void> {
+    await this.flushCopy(() => this.db.runExclusive(() => this.copyLocked()))
+  }
+
   position(): bigint {
     return this.durablePosition
   }
@@ -79,7 +93,11 @@ export class GroupCommit implements DurabilityGate {
     // statements, and the position read here is exactly what it contains.
     // The locks are released once the copy is taken: statements run while
     // storage writes it (they belong to the next flush).
-    const copy = await this.db._runExclusiveTransaction(() => this.db.runExclusive(() => this.copyLocked()))
+    await this.flushCopy(() => this.db._runExclusiveTransaction(() => this.db.runExclusive(() => this.copyLocked())))
+  }
+
+  private async flushCopy(take: () => Promise<Awaited<ReturnType<GroupCommit['copyLocked']>>>): Promise<void> {
+    const copy = await take()
     if (copy.durable) {
       await copy.durable.catch((e) => {
         throw ioError(e)

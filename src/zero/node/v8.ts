@@ -1,14 +1,26 @@
 // `node:v8` for the tab: heap figures as far as the browser reports them.
+// zero-cache sizes buffers from them (its change-log storer takes a share of
+// heap_size_limit - used_heap_size before it pushes back on replication), so
+// a limit of 0 would stall replication for good. Where the browser reports no
+// heap (performance.memory is Chromium's, and absent in its workers), the
+// limit is V8's usual 2 GiB old space and the use is unknown (0).
+
+const DEFAULT_LIMIT = 2 * 1024 ** 3
+
+function heap(): { used: number; total: number; limit: number } {
+  const m = (performance as { memory?: { usedJSHeapSize: number; totalJSHeapSize: number; jsHeapSizeLimit: number } }).memory
+  return m && m.jsHeapSizeLimit > 0 ? { used: m.usedJSHeapSize, total: m.totalJSHeapSize, limit: m.jsHeapSizeLimit } : { used: 0, total: 0, limit: DEFAULT_LIMIT }
+}
 
 export function getHeapStatistics() {
-  const m = (performance as { memory?: { usedJSHeapSize: number; totalJSHeapSize: number; jsHeapSizeLimit: number } }).memory
+  const h = heap()
   return {
-    total_heap_size: m?.totalJSHeapSize ?? 0,
+    total_heap_size: h.total,
     total_heap_size_executable: 0,
-    total_physical_size: m?.totalJSHeapSize ?? 0,
-    total_available_size: m ? m.jsHeapSizeLimit - m.usedJSHeapSize : 0,
-    used_heap_size: m?.usedJSHeapSize ?? 0,
-    heap_size_limit: m?.jsHeapSizeLimit ?? 0,
+    total_physical_size: h.total,
+    total_available_size: h.limit - h.used,
+    used_heap_size: h.used,
+    heap_size_limit: h.limit,
     malloced_memory: 0,
     peak_malloced_memory: 0,
     does_zap_garbage: 0,

@@ -6,7 +6,7 @@
 // `new Worker(url)` here runs the module on this thread, behind a pair of
 // ports that deliver structured clones on a later task, as postMessage does.
 //
-// Each Worker imports its module under a URL of its own (a `#worker=N`
+// Each Worker imports its module under a URL of its own (a `#thread=N`
 // fragment would be ignored, so a query), so each runs its top level once
 // with its own `parentPort`, as in a thread.
 
@@ -18,19 +18,38 @@ class Port {
   #listeners = new Map<string, Set<{ fn: Listener; once: boolean }>>()
   /** @internal */ peer?: Port
   #closed = false
+  /**
+   * Messages that arrived before anyone listened: a port starts delivering
+   * when its first 'message' listener is attached, as Node's do. A worker's
+   * module attaches its listener when it has loaded, and its parent may post
+   * before that.
+   */
+  #unheard: unknown[] = []
 
   on(event: string, fn: Listener): this {
-    let set = this.#listeners.get(event)
-    if (!set) this.#listeners.set(event, (set = new Set()))
-    set.add({ fn, once: false })
-    return this
+    return this.#add(event, fn, false)
   }
 
   once(event: string, fn: Listener): this {
+    return this.#add(event, fn, true)
+  }
+
+  #add(event: string, fn: Listener, once: boolean): this {
     let set = this.#listeners.get(event)
     if (!set) this.#listeners.set(event, (set = new Set()))
-    set.add({ fn, once: true })
+    set.add({ fn, once })
+    if (event === 'message' && this.#unheard.length) {
+      const held = this.#unheard.splice(0)
+      nextTask(() => {
+        for (const m of held) if (!this.#closed) this.#receive(m)
+      })
+    }
     return this
+  }
+
+  /** @internal A message from the peer: to the listeners, or held until there are some. */
+  #receive(message: unknown): void {
+    if (!this.emit('message', message)) this.#unheard.push(message)
   }
 
   off(event: string, fn: Listener): this {
@@ -64,7 +83,7 @@ class Port {
     const peer = this.peer!
     // A later task, as between threads: never inside the sender's call.
     nextTask(() => {
-      if (!peer.#closed) peer.emit('message', copy)
+      if (!peer.#closed) peer.#receive(copy)
     })
   }
 
@@ -102,7 +121,8 @@ export class Worker extends Port {
     this.#inside.peer = this
     this.peer = this.#inside
     const href = typeof url === 'string' ? url : url.href
-    const own = `${href}${href.includes('?') ? '&' : '?'}worker=${this.threadId}`
+    // (Not `?worker`: Vite, serving the bundle in tests, answers that query with a wrapper of its own.)
+    const own = `${href}${href.includes('?') ? '&' : '?'}thread=${this.threadId}`
     const previous = parentPort
     parentPort = this.#inside
     // The module reads parentPort during its evaluation, which import() starts

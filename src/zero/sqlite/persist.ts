@@ -16,6 +16,8 @@ export interface PersisterOptions {
   intervalMs?: number
   /** A batch the store failed to apply: persisting stops, and this says why. */
   onError?: (e: unknown) => void
+  /** After each batch the store has applied (the files changed and that change is kept). */
+  onApplied?: () => void
 }
 
 export class Persister {
@@ -27,11 +29,13 @@ export class Persister {
   readonly #queued: FileChanges[] = []
   #failed: unknown
   #onError?: (e: unknown) => void
+  #onApplied?: () => void
 
   constructor(files: MemoryFiles, store: FileStore, options: PersisterOptions = {}) {
     this.#files = files
     this.#store = store
     this.#onError = options.onError
+    this.#onApplied = options.onApplied
     this.#timer = setInterval(() => void this.flush().catch(() => {}), options.intervalMs ?? 100)
     // A timer must not keep a Node process alive by itself.
     ;(this.#timer as { unref?: () => void }).unref?.()
@@ -49,6 +53,7 @@ export class Persister {
         if (this.#queued[0] !== batch) return
         await this.#store.apply(batch)
         this.#queued.shift()
+        this.#onApplied?.()
       })
       .catch((e: unknown) => {
         if (this.#failed === undefined) {

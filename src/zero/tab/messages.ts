@@ -22,6 +22,13 @@ export interface StopMessage {
   type: 'stop'
 }
 
+/** Page → worker: a read-only query of the replica (SQLite), answered by a `rows` event. */
+export interface ReplicaQuery {
+  type: 'query'
+  id: number
+  sql: string
+}
+
 export interface ConnectRequest {
   id: number
 }
@@ -34,3 +41,7 @@ export type WorkerEvent =
   | { type: 'exit'; code: number }
   | { type: 'error'; message: string; stack?: string }
   | { type: 'log'; level: 'debug' | 'info' | 'warn' | 'error'; text: string }
+  /** The replica's files changed, and the change is kept in IndexedDB. */
+  | { type: 'replica-changed' }
+  | { type: 'rows'; id: number; rows: Record<string, unknown>[] }
+  | { type: 'query-error'; id: number; message: string; code?: string }

@@ -31,6 +31,10 @@ export interface ZeroCache {
   readonly worker: Worker
   /** Stops zero-cache as SIGTERM does and waits for it to exit (at most `timeoutMs`, then ends its worker). */
   stop(timeoutMs?: number): Promise<number>
+  /** Reads the replica (zero-cache's SQLite) with a read-only query. */
+  queryReplica<T = Record<string, unknown>>(sql: string): Promise<T[]>
+  /** Calls `fn` each time the replica's files change (and the change is kept); returns an unsubscribe. */
+  onReplicaChange(fn: () => void): () => void
 }
 
 /** Ports inside the worker's loopback network; each leads to one database. */
@@ -86,8 +90,22 @@ export function startZeroCache(options: ZeroCacheOptions): ZeroCache {
   ready.catch(() => {})
   let markExited!: (code: number) => void
   const exited = new Promise<number>((res) => (markExited = res))
+  const queries = new Map<number, { resolve: (rows: never[]) => void; reject: (e: Error) => void }>()
+  let nextQuery = 1
+  const replicaListeners = new Set<() => void>()
+  void exited.then(() => {
+    for (const q of queries.values()) q.reject(new Error('zero-cache has exited'))
+    queries.clear()
+  })
   worker.onmessage = ({ data }: MessageEvent<WorkerEvent>) => {
     if (data.type === 'ready') markReady()
+    else if (data.type === 'replica-changed') for (const fn of replicaListeners) fn()
+    else if (data.type === 'rows' || data.type === 'query-error') {
+      const q = queries.get(data.id)
+      queries.delete(data.id)
+      if (data.type === 'rows') q?.resolve(data.rows as never[])
+      else q?.reject(Object.assign(new Error(data.message), { code: data.code }))
+    }
     else if (data.type === 'exit') (markExited(data.code), failReady(new Error(`zero-cache exited (${data.code}) before it was ready`)))
     else if (data.type === 'error') failReady(Object.assign(new Error(`zero-cache failed: ${data.message}`), { stack: data.stack }))
     else if (data.type === 'log') (options.onLog ?? ((level, text) => console[level as 'info'](`[zero-cache] ${text}`)))(data.level, data.text)
@@ -98,12 +116,24 @@ export function startZeroCache(options: ZeroCacheOptions): ZeroCache {
     ready,
     exited,
     worker,
+    queryReplica<T>(sql: string): Promise<T[]> {
+      return new Promise<T[]>((resolve, reject) => {
+        const id = nextQuery++
+        queries.set(id, { resolve: resolve as (rows: never[]) => void, reject })
+        worker.postMessage({ type: 'query', id, sql })
+      })
+    },
+    onReplicaChange(fn: () => void) {
+      replicaListeners.add(fn)
+      return () => replicaListeners.delete(fn)
+    },
     async stop(timeoutMs = 10_000) {
       worker.postMessage({ type: 'stop' })
       let timer: ReturnType<typeof setTimeout> | undefined
       const code = await Promise.race([exited, new Promise<number>((res) => (timer = setTimeout(() => res(-1), timeoutMs)))])
       clearTimeout(timer)
       worker.terminate()
+      markExited(code)
       return code
     },
   }

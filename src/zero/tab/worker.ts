@@ -10,7 +10,7 @@
 
 import { runWorker } from '@rocicorp/zero/out/zero-cache/src/server/runner/run-worker.js'
 import { instantiateSqlite } from '../sqlite/binding'
-import { useSqlite } from '../sqlite/database'
+import Database, { useSqlite } from '../sqlite/database'
 import { MemoryFiles } from '../sqlite/files'
 import { IdbFileStore } from '../sqlite/idb-store'
 import { compileSqlite } from '../sqlite/load'
@@ -19,7 +19,7 @@ import { Buffer } from '../node/buffer'
 import { mountSqliteFiles } from '../node/fs'
 import * as net from '../node/net'
 import { process, ProcessExit } from '../node/process'
-import type { ConnectReply, ConnectRequest, StartMessage, WorkerEvent } from './messages'
+import type { ConnectReply, ConnectRequest, ReplicaQuery, StartMessage, StopMessage, WorkerEvent } from './messages'
 
 declare const self: DedicatedWorkerGlobalScope
 
@@ -49,7 +49,17 @@ function connector(port: MessagePort): () => Promise<MessagePort> {
  * One TCP connection of zero-cache's to a database, carried by a wire port:
  * bytes as transferred ArrayBuffers each way, null to end (src/worker/api.ts).
  */
+/** Every connection to a database that is open: a process's end closes them (see `exit`). */
+const wires = new Set<MessagePort>()
+
+function endWire(wire: MessagePort): void {
+  if (!wires.delete(wire)) return
+  wire.postMessage(null)
+  wire.close()
+}
+
 function bridge(socket: net.Socket, wire: MessagePort): void {
+  wires.add(wire)
   wire.onmessage = ({ data }: MessageEvent<ArrayBuffer | null>) => {
     if (data === null) socket.end()
     else socket.write(Buffer.from(data))
@@ -58,10 +68,7 @@ function bridge(socket: net.Socket, wire: MessagePort): void {
     const copy = chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer
     wire.postMessage(copy, [copy])
   })
-  socket.on('close', () => {
-    wire.postMessage(null)
-    wire.close()
-  })
+  socket.on('close', () => endWire(wire))
 }
 
 function listenForDatabase(port: number, connect: () => Promise<MessagePort>): void {
@@ -102,7 +109,9 @@ async function start(m: StartMessage): Promise<void> {
   mountSqliteFiles(files)
   const persister = new Persister(files, store, {
     onError: (e) => post({ type: 'error', message: `keeping the replica in IndexedDB failed: ${String(e)}` }),
+    onApplied: () => post({ type: 'replica-changed' }),
   })
+  replicaFile = m.env.ZERO_REPLICA_FILE
   for (const [port, c] of Object.entries(m.connectors)) listenForDatabase(Number(port), connector(c))
   // zero-cache listens on its port once every worker of its is ready.
   const port = Number(m.env.ZERO_PORT ?? 4848)
@@ -112,6 +121,8 @@ async function start(m: StartMessage): Promise<void> {
   const exit = (code: number) => {
     if (exited) return
     exited = true
+    // As the kernel closes an exiting process's sockets: each database sees its sessions end (and rolls back what they left open).
+    for (const wire of [...wires]) endWire(wire)
     void persister.close().finally(() => post({ type: 'exit', code }))
   }
   process.on('exit', exit)
@@ -123,13 +134,32 @@ async function start(m: StartMessage): Promise<void> {
   }
 }
 
-self.onmessage = ({ data }: MessageEvent<StartMessage | { type: 'stop' }>) => {
+let replicaFile: string | undefined
+let reader: Database | undefined
+
+/** A read of the replica on a connection of its own, between zero-cache's own calls into SQLite. */
+function query({ id, sql }: ReplicaQuery): void {
+  try {
+    if (!replicaFile) throw new Error('zero-cache has not started')
+    reader ??= new Database(replicaFile, { readonly: true, fileMustExist: true })
+    post({ type: 'rows', id, rows: reader.prepare(sql).all() as Record<string, unknown>[] })
+  } catch (e) {
+    post({ type: 'query-error', id, message: String((e as Error)?.message ?? e), code: (e as { code?: string }).code })
+  }
+}
+
+self.onmessage = ({ data }: MessageEvent<StartMessage | StopMessage | ReplicaQuery>) => {
   if (data.type === 'stop') return void process.emit('SIGTERM', 'SIGTERM')
+  if (data.type === 'query') return query(data)
   start(data).catch((e: unknown) => post({ type: 'error', message: String((e as Error)?.message ?? e), stack: (e as Error)?.stack }))
 }
 // An exit thrown from a callback ends that callback, not the worker: it was reported already.
+// Node ends a process on an unhandled rejection; here the page hears of it as a failure.
 self.addEventListener('unhandledrejection', (ev) => {
-  if (ev.reason instanceof ProcessExit) ev.preventDefault()
+  ev.preventDefault()
+  if (ev.reason instanceof ProcessExit) return
+  const e = ev.reason as Error | undefined
+  post({ type: 'error', message: `unhandled rejection: ${String(e?.message ?? e)}`, stack: e?.stack })
 })
 self.addEventListener('error', (ev) => {
   if (ev.error instanceof ProcessExit) ev.preventDefault()
