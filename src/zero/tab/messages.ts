@@ -35,6 +35,28 @@ export interface ConnectRequest {
 
 export type ConnectReply = { id: number; port: MessagePort } | { id: number; error: { message: string; code?: string } }
 
+/**
+ * Page → worker: a WebSocket of the page's Zero client, to zero-cache's
+ * port; `port` carries it (SocketFrame both ways, web-socket.ts and
+ * sockets.ts).
+ */
+export interface SocketOpen {
+  type: 'socket'
+  /** The path and query the client asked for (/sync/v51/connect?...). */
+  path: string
+  protocols: string[]
+  port: MessagePort
+}
+
+/** One WebSocket's traffic on its port: the browser WebSocket's events one way, send/close the other. */
+export type SocketFrame =
+  | { type: 'open'; protocol: string }
+  | { type: 'message'; data: string | ArrayBuffer }
+  | { type: 'close'; code: number; reason: string; wasClean: boolean }
+  | { type: 'error'; message: string }
+  | { type: 'send'; data: string | ArrayBuffer }
+  | { type: 'end'; code?: number; reason?: string }
+
 /** Worker → page. */
 export type WorkerEvent =
   | { type: 'ready' }

@@ -4,6 +4,7 @@
 
 import type { Database } from '../../client/index'
 import type { ConnectReply, ConnectRequest, StartMessage, WorkerEvent } from './messages'
+import { routeWebSockets } from './web-socket'
 
 export interface ZeroCacheOptions {
   /** The upstream: zero-cache replicates from it. */
@@ -18,11 +19,19 @@ export interface ZeroCacheOptions {
   replicaStore?: string
   /** More ZERO_* settings (zero-cache's own names). */
   env?: Record<string, string>
+  /**
+   * The origin a Zero client in this page names as its `server`: WebSockets
+   * to it reach this zero-cache over a MessagePort (web-socket.ts). Default
+   * http://zero.tabgres.localhost.
+   */
+  server?: string
   /** Where zero-cache's own log lines go (each line as it printed it); the worker's console if not given. */
   onLog?: (level: string, text: string) => void
 }
 
 export interface ZeroCache {
+  /** What to give a Zero client as `server` (ZeroCacheOptions.server). */
+  readonly server: string
   /** Settles once zero-cache serves sync requests (its port is listening), or fails if it stopped first. */
   readonly ready: Promise<void>
   /** Settles with zero-cache's exit code. */
@@ -112,7 +121,11 @@ export function startZeroCache(options: ZeroCacheOptions): ZeroCache {
   }
   worker.onerror = (ev) => failReady(new Error(`zero-cache's worker failed to load: ${ev.message}`))
   worker.postMessage(message, Object.values(connectors))
+  const server = options.server ?? 'http://zero.tabgres.localhost'
+  const unroute = routeWebSockets(server, worker)
+  void exited.then(unroute)
   return {
+    server,
     ready,
     exited,
     worker,

@@ -19,7 +19,8 @@ import { Buffer } from '../node/buffer'
 import { mountSqliteFiles } from '../node/fs'
 import * as net from '../node/net'
 import { process, ProcessExit } from '../node/process'
-import type { ConnectReply, ConnectRequest, ReplicaQuery, StartMessage, StopMessage, WorkerEvent } from './messages'
+import type { ConnectReply, ConnectRequest, ReplicaQuery, SocketOpen, StartMessage, StopMessage, WorkerEvent } from './messages'
+import { serveSocket } from './sockets'
 
 declare const self: DedicatedWorkerGlobalScope
 
@@ -148,8 +149,9 @@ function query({ id, sql }: ReplicaQuery): void {
   }
 }
 
-self.onmessage = ({ data }: MessageEvent<StartMessage | StopMessage | ReplicaQuery>) => {
+self.onmessage = ({ data }: MessageEvent<StartMessage | StopMessage | ReplicaQuery | SocketOpen>) => {
   if (data.type === 'stop') return void process.emit('SIGTERM', 'SIGTERM')
+  if (data.type === 'socket') return serveSocket(data, Number(process.env.ZERO_PORT ?? 4848))
   if (data.type === 'query') return query(data)
   start(data).catch((e: unknown) => post({ type: 'error', message: String((e as Error)?.message ?? e), stack: (e as Error)?.stack }))
 }
