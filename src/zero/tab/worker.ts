@@ -161,7 +161,7 @@ self.addEventListener('unhandledrejection', (ev) => {
   ev.preventDefault()
   if (ev.reason instanceof ProcessExit) return
   const e = ev.reason as Error | undefined
-  post({ type: 'error', message: `unhandled rejection: ${String(e?.message ?? e)}`, stack: e?.stack })
+  post({ type: 'error', message: `unhandled rejection: ${String(e?.message ?? e)} ${safeJson(e)}`, stack: e?.stack })
 })
 self.addEventListener('error', (ev) => {
   if (ev.error instanceof ProcessExit) ev.preventDefault()
