@@ -14,19 +14,19 @@
 // worker-urls.js, so each worker's entry must sit beside every chunk.
 
 import { build, type Plugin } from 'esbuild'
-import { createRequire } from 'node:module'
-import { builtinModules } from 'node:module'
+import { copyFileSync, readFileSync, rmSync } from 'node:fs'
+import { builtinModules, createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { existsSync, readFileSync, rmSync } from 'node:fs'
-import { copyFileSync, mkdirSync } from 'node:fs'
 import { gzipSync } from 'node:zlib'
+import { zeroPackageDir } from '../src/node/zero-cache'
 
 const OUT = process.argv.includes('--out') ? process.argv[process.argv.indexOf('--out') + 1]! : 'dist/zero-cache'
 const NODE = 'src/zero/node/'
 
-let zeroRoot = dirname(createRequire(import.meta.url).resolve('@rocicorp/zero'))
-while (!existsSync(join(zeroRoot, 'package.json')) || JSON.parse(readFileSync(join(zeroRoot, 'package.json'), 'utf8')).name !== '@rocicorp/zero') zeroRoot = dirname(zeroRoot)
+const zeroRoot = zeroPackageDir()
 const SERVER = join(zeroRoot, 'out/zero-cache/src/server')
+/** ws as zero-cache resolves it (its Node build: the browser build is a stub that throws). */
+const WS = dirname(createRequire(join(zeroRoot, 'package.json')).resolve('ws/package.json'))
 
 /** Each Node built-in zero-cache's dependency tree imports, and the module that stands for it in the tab. */
 const builtins: Record<string, string> = {
@@ -93,7 +93,7 @@ const tab: Plugin = {
         return { path: join(process.cwd(), NODE, 'unavailable.ts') }
       }
       // ws's browser build is a stub that throws: zero-cache serves and dials websockets with its Node build, on our net and http.
-      if (a.path === 'ws') return { path: join(dirname(createRequire(join(zeroRoot, 'package.json')).resolve('ws/package.json')), a.kind === 'require-call' ? 'index.js' : 'wrapper.mjs') }
+      if (a.path === 'ws') return { path: join(WS, a.kind === 'require-call' ? 'index.js' : 'wrapper.mjs') }
       if (a.path === '@rocicorp/zero-sqlite3') return { path: join(process.cwd(), 'src/zero/sqlite/database.ts') }
       // dotenvx (zero-cache loads .env files with it) needs undici only for its account and key-storage commands.
       if (a.path === 'undici') return { path: join(process.cwd(), NODE, 'unavailable.ts') }
@@ -132,7 +132,6 @@ if (missing.size) {
   for (const [m, from] of missing) console.error(`unmapped built-in ${m}, imported by ${[...from].slice(0, 3).join(', ')}`)
   process.exit(1)
 }
-mkdirSync(OUT, { recursive: true })
 copyFileSync('src/zero/sqlite/sqlite3.wasm', join(OUT, 'sqlite3.wasm'))
 let js = 0
 let gz = 0

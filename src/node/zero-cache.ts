@@ -31,8 +31,8 @@ export function node22(): { path: string; why?: undefined } | { path: null; why:
   }
 }
 
-/** zero-cache's command-line entry (the `zero-cache` bin of @rocicorp/zero). */
-export function zeroCacheEntry(): string {
+/** The installed @rocicorp/zero's folder (its files under out/ are not among its exports). */
+export function zeroPackageDir(): string {
   // The package exports no ./package.json: find its folder from its main entry.
   let dir = dirname(createRequire(join(root, 'package.json')).resolve('@rocicorp/zero'))
   while (!existsSync(join(dir, 'package.json')) || !/"name":\s*"@rocicorp\/zero"/.test(readFileSync(join(dir, 'package.json'), 'utf8'))) {
@@ -40,7 +40,12 @@ export function zeroCacheEntry(): string {
     if (up === dir) throw new Error('@rocicorp/zero is not installed')
     dir = up
   }
-  return join(dir, 'out/zero/src/cli.js')
+  return dir
+}
+
+/** zero-cache's command-line entry (the `zero-cache` bin of @rocicorp/zero). */
+export function zeroCacheEntry(): string {
+  return join(zeroPackageDir(), 'out/zero/src/cli.js')
 }
 
 export interface ZeroCacheOptions {

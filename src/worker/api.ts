@@ -287,10 +287,12 @@ export function makeApi(openDatabase: OpenEngine) {
      */
     async connect(port: MessagePort, options: ServerOptions = {}): Promise<void> {
       const e = current()
+      // Relaxed durability starts the flush and answers without waiting for it.
+      const awaitedIfDurable = (flush: () => Promise<void>) => (e.durability === 'durable' ? flush() : (flush().catch(() => {}), Promise.resolve()))
       const engine: WireEngine = {
         db: e.db,
-        durable: () => (e.durability === 'durable' ? e.durable() : (e.durable().catch(() => {}), Promise.resolve())),
-        durableNow: () => (e.durability === 'durable' ? e.commits.durableNow() : (e.commits.durableNow().catch(() => {}), Promise.resolve())),
+        durable: () => awaitedIfDurable(() => e.durable()),
+        durableNow: () => awaitedIfDurable(() => e.commits.durableNow()),
         durability: e.commits,
       }
       const session = new ServerSession(

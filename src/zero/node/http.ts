@@ -84,6 +84,8 @@ export class Server extends net.Server {
 
   #serve(socket: net.Socket): void {
     let req: IncomingMessage | undefined
+    /** The response being written: its 'close' comes at its end, or the connection's if that is first (as Node's). */
+    let res: ServerResponse | undefined
     this.#idle.add(socket)
     const reader = new MessageReader(
       (head) => {
@@ -93,15 +95,16 @@ export class Server extends net.Server {
         Object.assign(req, { method, url, headers: head.headers, rawHeaders: head.rawHeaders, httpVersion: version.slice(5), httpVersionMinor: Number(version.slice(7)) })
         this.#idle.delete(socket)
         if (isUpgrade(head.headers) && this.listenerCount('upgrade') > 0) return 'stop'
-        const res = new ServerResponse(req)
-        res.once('finish', () => {
+        const r = (res = new ServerResponse(req))
+        r.once('finish', () => {
+          if (res === r) res = undefined
+          r.emit('close')
           this.#idle.add(socket)
           if (String(req?.headers.connection ?? '').toLowerCase() === 'close') socket.end()
         })
-        socket.once('close', () => res.emit('close'))
         const f = framing(head.headers)
         // The request is emitted with its head; its body follows as it arrives.
-        queueMicrotask(() => this.emit('request', req, res))
+        queueMicrotask(() => this.emit('request', req, r))
         return f
       },
       (chunk) => req!.push(chunk),
@@ -125,6 +128,7 @@ export class Server extends net.Server {
     socket.on('end', () => reader.end())
     socket.on('close', () => {
       this.#idle.delete(socket)
+      res?.emit('close')
       if (req && !req.complete) (req.aborted = true), req.emit('aborted'), req.destroy()
     })
   }

@@ -10,9 +10,9 @@
 // fragment would be ignored, so a query), so each runs its top level once
 // with its own `parentPort`, as in a thread.
 
-type Listener = (value: unknown) => void
-
 import { nextTask } from './tasks'
+
+type Listener = (value: unknown) => void
 
 class Port {
   #listeners = new Map<string, Set<{ fn: Listener; once: boolean }>>()

@@ -54,15 +54,12 @@ const CHANGE_PORT = 5434
 function serveConnections(db: Database): MessagePort {
   const { port1, port2 } = new MessageChannel()
   port1.onmessage = async ({ data }: MessageEvent<ConnectRequest>) => {
-    let reply: ConnectReply
     try {
       const port = await db.connect()
       port1.postMessage({ id: data.id, port } satisfies ConnectReply, [port])
-      return
     } catch (e) {
-      reply = { id: data.id, error: { message: String((e as Error)?.message ?? e), code: (e as { code?: string }).code } }
+      port1.postMessage({ id: data.id, error: { message: String((e as Error)?.message ?? e), code: (e as { code?: string }).code } } satisfies ConnectReply)
     }
-    port1.postMessage(reply)
   }
   return port2
 }

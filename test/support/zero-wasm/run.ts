@@ -6,18 +6,16 @@
 // stdin line, {id, sql}; one JSON reply per line on fd 3, as
 // test/support/sqlite-reader.mjs does for a replica file.
 
-import { createWriteStream, existsSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { createWriteStream } from 'node:fs'
 import { createInterface } from 'node:readline'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { zeroPackageDir } from '../../../src/node/zero-cache'
 import Database from './zero-sqlite3'
 
 process.env.SINGLE_PROCESS = '1'
 
-let dir = dirname(createRequire(import.meta.url).resolve('@rocicorp/zero'))
-while (!existsSync(join(dir, 'package.json')) || JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name !== '@rocicorp/zero') dir = dirname(dir)
-const { runWorker } = (await import(pathToFileURL(join(dir, 'out/zero-cache/src/server/runner/run-worker.js')).href)) as {
+const { runWorker } = (await import(pathToFileURL(join(zeroPackageDir(), 'out/zero-cache/src/server/runner/run-worker.js')).href)) as {
   runWorker(parent: null, env: NodeJS.ProcessEnv): Promise<void>
 }
 
