@@ -71,12 +71,16 @@ describe('zero-cache in the tab', () => {
     open.push(upstream!, cvr!, change!)
     dbs = { upstream: upstream!, cvr: cvr!, change: change! }
     await upstream!.exec(`create table todo (id text primary key, title text not null, done boolean not null default false);
-      insert into todo values ('1', 'first', false), ('2', 'second', true)`)
+      insert into todo values ('1', 'first', false), ('2', 'second', true);
+      -- Larger than a socket read (64 KiB) and a stream's buffer: its COPY once left a connection stuck.
+      create table note (id int primary key, body text not null);
+      insert into note select i, repeat('n', 60) from generate_series(1, 3000) i`)
     zero = await start()
     expect(await todos(zero)).toEqual([
       { id: '1', title: 'first', done: 0 },
       { id: '2', title: 'second', done: 1 },
     ])
+    expect(await zero.queryReplica('select count(*) as n, sum(length(body)) as chars from note')).toEqual([{ n: 3000, chars: 180_000 }])
     // Its three databases: the shard schema and publications upstream, the CVR and change-log schemas.
     const schemas = async (db: Database) => (await db.query<{ nspname: string }>(`select nspname from pg_namespace where nspname like 'zero%'`)).rows.map((r) => r.nspname)
     expect(await schemas(upstream!)).toContain('zero_0')

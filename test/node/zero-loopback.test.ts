@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { Buffer } from '../../src/zero/node/buffer'
 import * as http from '../../src/zero/node/http'
 import * as net from '../../src/zero/node/net'
+import { Readable } from '../../src/zero/node/stream'
 
 let port = 30000
 const nextPort = () => port++
@@ -48,6 +49,56 @@ describe('loopback net', () => {
     const s = new net.Socket()
     const err = await new Promise<Error & { code?: string }>((r) => s.once('error', r).connect(nextPort(), 'localhost'))
     expect(err.code).toBe('ECONNREFUSED')
+  })
+
+  it('hands a large write to the reader as reads of at most 64 KiB, one per task, as a TCP socket does', async () => {
+    // postgres.js pauses the socket from its 'data' handler when a COPY stream's buffer is full and only
+    // resumes it when the stream is read; a COPY's end arriving in that same 'data' event leaves the
+    // connection stuck (the 2,000-row initial sync of issue 18).
+    const p = nextPort()
+    const sent = Buffer.alloc(200 * 1024)
+    for (let i = 0; i < sent.length; i++) sent[i] = i % 251
+    const server = net.createServer((s) => s.end(sent))
+    await listening(server, p)
+    const client = net.connect(p)
+    const events: string[] = []
+    const parts: Buffer[] = []
+    await new Promise<void>((resolve) => {
+      client.on('data', (c: Buffer) => {
+        parts.push(c)
+        events.push(`data ${c.length}`)
+        // A microtask queued by a 'data' handler runs before the next read, as on a socket.
+        queueMicrotask(() => events.push('microtask'))
+      })
+      client.on('end', () => resolve())
+    })
+    expect(Buffer.concat(parts).equals(sent)).toBe(true)
+    expect(events).toEqual(['data 65536', 'microtask', 'data 65536', 'microtask', 'data 65536', 'microtask', 'data 8192', 'microtask'])
+    server.close()
+  })
+
+  it('delivers nothing more after pause() in a data handler until resume()', async () => {
+    const p = nextPort()
+    const server = net.createServer((s) => s.end(Buffer.alloc(150 * 1024, 7)))
+    await listening(server, p)
+    const client = net.connect(p)
+    const first = await new Promise<Buffer>((r) => client.once('data', (c: Buffer) => (client.pause(), r(c))))
+    expect(first.length).toBe(64 * 1024)
+    // The rest has arrived and waits in the socket; a later task still sees no 'data' while paused.
+    let more = 0
+    client.on('data', (c: Buffer) => (more += c.length))
+    await new Promise<void>((r) => setImmediate(r))
+    await new Promise<void>((r) => setImmediate(r))
+    expect(more).toBe(0)
+    const ended = new Promise<void>((r) => client.once('end', () => r()))
+    client.resume()
+    await ended
+    expect(more).toBe(150 * 1024 - 64 * 1024)
+    server.close()
+  })
+
+  it("buffers 64 KiB in a stream by default, as Node 22's streams do", () => {
+    expect(new Readable().readableHighWaterMark).toBe(64 * 1024)
   })
 
   it('answers EADDRINUSE for a second server on one port', async () => {

@@ -37,6 +37,9 @@ function portOf(args: ConnectArgs): { port: number; listener?: () => void } {
   return { port, listener }
 }
 
+/** What one read of a TCP socket returns at most (libuv's read buffer). */
+const READ_SIZE = 64 * 1024
+
 export class Socket extends Duplex {
   /** @internal */ peer?: Socket
   connecting = false
@@ -127,18 +130,41 @@ export class Socket extends Duplex {
     cb(err)
   }
 
+  // A TCP socket hands its reader at most one read's worth (libuv reads 64 KiB) per turn of the event loop,
+  // and consumers depend on that: postgres.js pauses the socket when a COPY stream's buffer fills, and if
+  // the COPY's last rows and its CopyDone arrive in the same 'data' event the socket is never resumed
+  // (porsager/postgres#1016). A whole COPY result in one message here made that certain for any table
+  // over 16 KiB; reads of at most 64 KiB, one per task, make it as rare as on a real socket.
   #deliver(chunk: Buffer | null): void {
-    this.#inbound.push(chunk)
-    if (this.#flushing) return
+    if (chunk) for (let at = 0; at < chunk.length; at += READ_SIZE) this.#inbound.push(chunk.subarray(at, at + READ_SIZE))
+    else this.#inbound.push(null)
+    if (!this.#flushing) this.#scheduleRead()
+  }
+
+  #scheduleRead(): void {
     this.#flushing = true
     nextTask(() => {
-      this.#flushing = false
-      for (const c of this.#inbound.splice(0)) {
-        if (this.destroyed) return
-        if (c) (this.bytesRead += c.length), this.#touch()
-        this.push(c)
+      let budget = READ_SIZE
+      while (this.#inbound.length > 0 && budget > 0) {
+        if (this.destroyed) return void (this.#inbound.length = 0)
+        const c = this.#inbound[0]
+        if (c && c.length > budget) {
+          this.#inbound[0] = c.subarray(budget)
+          this.#read(c.subarray(0, budget))
+          break
+        }
+        this.#inbound.shift()
+        if (c) budget -= c.length
+        this.#read(c)
       }
+      if (this.#inbound.length > 0) this.#scheduleRead()
+      else this.#flushing = false
     })
+  }
+
+  #read(c: Buffer | null): void {
+    if (c) (this.bytesRead += c.length), this.#touch()
+    this.push(c)
   }
 
   setTimeout(ms: number, cb?: () => void): this {
