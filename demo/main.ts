@@ -1,5 +1,5 @@
 // The playground page: opens the primary (tabgres on IndexedDB), starts the
-// in-memory replica in its own worker, and wires the four panels together.
+// in-memory replica in its own worker, and wires the five panels together.
 //
 // Start-up order matters for the replica: its slot exists before the copy is
 // taken, and the copy records the WAL position it is consistent with, so the
@@ -172,6 +172,12 @@ async function main(): Promise<void> {
   )
   await panel.refresh()
   document.body.dataset.ready = 'true' // tests wait for this
+
+  // Last, so its first sync never delays the rest: zero-cache in this tab, and a Zero client on it.
+  status('zero', 'zero-cache: loading…')
+  const { startZeroPanel } = await import('./zero-panel')
+  await startZeroPanel({ primary: db, root: byId('zero'), status: (text, state) => status('zero', text, state), onError: showError })
+  document.body.dataset.zeroReady = 'true'
 }
 
 main().catch((e) => {

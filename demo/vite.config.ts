@@ -2,14 +2,20 @@
 // serves it; `npm run demo:dev` serves the sources with hot reload (no
 // service worker there: it only runs against a build).
 
+import { execFile } from 'node:child_process'
 import { readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { defineConfig, type Plugin } from 'vite'
 import { templateAsset } from '../scripts/vite-template'
+import { zeroCacheAssets } from '../src/zero/vite'
 
 const root = fileURLToPath(new URL('.', import.meta.url))
 const defaultOutDir = fileURLToPath(new URL('../dist/demo', import.meta.url))
+const repo = fileURLToPath(new URL('..', import.meta.url))
+/** zero-cache's bundle for the Zero panel, built from this checkout (the published package ships it prebuilt). */
+const zeroCacheDir = join(repo, 'node_modules/.tabgres/zero-cache')
 
 function* walk(dir: string): Generator<string> {
   for (const name of readdirSync(dir)) {
@@ -37,11 +43,22 @@ function precacheManifest(): Plugin {
     closeBundle() {
       const files = [...walk(outDir)].map((p) => relative(outDir, p).split('\\').join('/'))
       const assets = files.filter((f) => f !== 'sw.js' && f !== 'precache.json')
-      const version = assets.filter((f) => f.startsWith('assets/')).sort().join('|')
+      const version = assets.filter((f) => f.startsWith('assets/') || f.startsWith('zero-cache/')).sort().join('|')
       let h = 0
       for (let i = 0; i < version.length; i++) h = (Math.imul(h, 31) + version.charCodeAt(i)) | 0
       const manifest = { version: (h >>> 0).toString(16), files: ['./', ...assets.filter((f) => f !== 'index.html')] }
       writeFileSync(join(outDir, 'precache.json'), JSON.stringify(manifest, null, 2))
+    },
+  }
+}
+
+/** Builds zero-cache's bundle (scripts/build-zero.ts) before the site is built or served. */
+function buildZeroCache(): Plugin {
+  return {
+    name: 'tabgres-build-zero-cache',
+    // Its own process (esbuild), before the page is bundled or served.
+    async config() {
+      await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/build-zero.ts', '--out', zeroCacheDir], { cwd: repo })
     },
   }
 }
@@ -53,7 +70,7 @@ export default defineConfig(({ command }) => ({
   base: './',
   // PGlite loads its wasm and data relative to its own module: pre-bundling
   // would move it away from them. Comlink is shared by page and workers.
-  optimizeDeps: { exclude: ['@electric-sql/pglite'], include: ['comlink'] },
+  optimizeDeps: { exclude: ['@electric-sql/pglite'], include: ['comlink', '@rocicorp/zero'] },
   worker: { format: 'es' },
   build: {
     outDir: defaultOutDir,
@@ -70,5 +87,6 @@ export default defineConfig(({ command }) => ({
   },
   server: { host: '127.0.0.1' },
   preview: { host: '127.0.0.1' },
-  plugins: [templateAsset(), precacheManifest()],
+  // zero-cache's files are emitted into the build before precacheManifest lists it, so they work offline too.
+  plugins: [templateAsset(), buildZeroCache(), zeroCacheAssets({ dir: zeroCacheDir, sourceMaps: false }), precacheManifest()],
 }))

@@ -6,6 +6,8 @@
 //   dist/node/server.js    the TCP wire server (Node)
 //   dist/testing/node.js   the testing kit for Node (fresh in-memory databases)
 //   dist/testing/browser.js  the testing kit for the browser, and its worker dist/worker/kit.js
+//   dist/zero/tab/index.js   zero-cache in the tab (startZeroCache), running the bundle in dist/zero-cache/
+//   dist/zero/vite.js        the Vite plugin that serves that bundle with an app
 //
 // PGlite and Comlink stay imports (dependencies, not inlined): the app's
 // bundler resolves them, and PGlite finds its wasm and data files beside its
@@ -20,7 +22,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { ensureTemplateAsset } from './template-asset'
 
 const OUT = 'dist'
-for (const d of ['client', 'worker', 'node', 'engine', 'protocol', 'wire', 'orez', 'shared', 'testing', 'chunks']) rmSync(`${OUT}/${d}`, { recursive: true, force: true })
+for (const d of ['client', 'worker', 'node', 'engine', 'protocol', 'wire', 'orez', 'shared', 'testing', 'chunks', 'zero', 'zero-cache']) rmSync(`${OUT}/${d}`, { recursive: true, force: true })
 
 await build({
   entryPoints: [
@@ -31,6 +33,8 @@ await build({
     'src/node/server.ts',
     'src/testing/node.ts',
     'src/testing/browser.ts',
+    'src/zero/tab/index.ts',
+    'src/zero/vite.ts',
   ],
   outdir: OUT,
   outbase: 'src',
@@ -41,7 +45,7 @@ await build({
   platform: 'neutral',
   target: 'es2022',
   sourcemap: true,
-  external: ['@electric-sql/pglite', '@electric-sql/pglite/*', 'comlink', 'node:*'],
+  external: ['@electric-sql/pglite', '@electric-sql/pglite/*', 'comlink', 'node:*', 'vite'],
   logLevel: 'warning',
 })
 
@@ -78,5 +82,8 @@ const asset = await ensureTemplateAsset()
 copyFileSync(asset, `${OUT}/worker/storage/template.tar.gz`)
 copyFileSync(`${asset}.key`, `${OUT}/worker/storage/template.tar.gz.key`)
 
+// zero-cache for the tab, prebuilt: an app serves the folder (tabgres/zero/vite) rather than bundling it.
+execFileSync(process.execPath, ['--import', 'tsx', 'scripts/build-zero.ts', '--out', `${OUT}/zero-cache`], { stdio: 'inherit' })
+
 execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
-console.log(`library built in ${OUT}/ (client, worker, engine, node, testing, .d.ts)`)
+console.log(`library built in ${OUT}/ (client, worker, engine, node, testing, zero, zero-cache, .d.ts)`)

@@ -90,6 +90,13 @@ async function ready(p: Page): Promise<void> {
   await p.waitForSelector('body[data-ready="true"]', { timeout: BOOT_MS })
 }
 
+async function zeroReady(p: Page): Promise<void> {
+  await p.waitForSelector('body[data-zero-ready="true"]', { timeout: BOOT_MS })
+}
+
+/** What the Zero panel's live query shows. */
+const zeroTitles = (p: Page) => p.getByTestId('zero-item').locator('.title').allTextContents()
+
 async function shot(name: string): Promise<void> {
   await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true })
 }
@@ -147,7 +154,34 @@ describe('playground (built, in Chromium)', () => {
     await shot('2-item-added')
   }, BOOT_MS)
 
-  it('the data is still there after a reload, and the replica copies it again', async () => {
+  it('the Zero panel: a write there reaches the app, the inspector and the replica; a write in the app reaches it', async () => {
+    await zeroReady(page)
+    const panel = page.getByTestId('zero')
+    await expect(panel.getAttribute('data-resumed')).resolves.toBe('false')
+    await expect(page.getByTestId('status-zero').textContent()).resolves.toMatch(/^zero-cache: ready in \d+ ms, first sync$/)
+    await expect.poll(() => zeroTitles(page), { timeout: 60_000 }).toEqual(['water the plants'])
+
+    await page.getByTestId('zero-input').fill('through zero')
+    await page.getByTestId('zero-add').click()
+    await page.getByTestId('todo-list').getByText('through zero', { exact: true }).waitFor({ timeout: 60_000 })
+    const txn = page.getByTestId('inspector-txn').filter({ hasText: "title='through zero'" })
+    await expect.poll(() => txn.count(), { timeout: 60_000 }).toBe(1)
+    await todosInSync(page, 2)
+    await shot('2b-zero-write')
+
+    // The other way: the app's UPDATE shows in the live query.
+    await page.getByTestId('todo-item').filter({ hasText: 'through zero' }).getByRole('checkbox').check()
+    await expect.poll(() => page.getByTestId('zero-item').filter({ hasText: 'through zero' }).getAttribute('class'), { timeout: 60_000 }).toBe('done')
+    // And Zero's delete reaches the primary: the later tests count the rows the app wrote.
+    await page.getByTestId('zero-item').filter({ hasText: 'through zero' }).getByRole('button', { name: 'delete through zero' }).click()
+    await expect.poll(() => page.getByTestId('todo-item').filter({ hasText: 'through zero' }).count(), { timeout: 60_000 }).toBe(0)
+    await todosInSync(page, 1)
+    await expect(zeroTitles(page)).resolves.toEqual(['water the plants'])
+  }, BOOT_MS)
+
+  it('the data is still there after a reload, and the replica copies it again; zero-cache resumes without a resync', async () => {
+    const version = await page.getByTestId('zero').getAttribute('data-replica-version')
+    expect(version).toMatch(/^[0-9a-z]+$/)
     await page.reload()
     await ready(page)
     await expect(page.getByTestId('todo-item').filter({ hasText: 'water the plants' }).count()).resolves.toBe(1)
@@ -155,6 +189,11 @@ describe('playground (built, in Chromium)', () => {
     // The service worker is active from the start now: the pill still waits for the database.
     await checkBootOrder(page)
     await todosInSync(page, 1)
+    // zero-cache resumes from the replica kept in IndexedDB: the same replica, no full resync.
+    await zeroReady(page)
+    await expect(page.getByTestId('zero').getAttribute('data-resumed')).resolves.toBe('true')
+    await expect(page.getByTestId('zero').getAttribute('data-replica-version')).resolves.toBe(version)
+    await expect.poll(() => zeroTitles(page), { timeout: 60_000 }).toEqual(['water the plants'])
     await shot('3-after-reload')
   }, BOOT_MS)
 
@@ -169,6 +208,10 @@ describe('playground (built, in Chromium)', () => {
       await expect(page.getByTestId('todo-item').filter({ hasText: 'water the plants' }).count()).resolves.toBe(1)
       await addTodo(page, 'written offline')
       await todosInSync(page, 2)
+      // zero-cache too comes from the cache, and resumes its replica.
+      await zeroReady(page)
+      await expect(page.getByTestId('zero').getAttribute('data-resumed')).resolves.toBe('true')
+      await expect.poll(() => zeroTitles(page), { timeout: 60_000 }).toEqual(['water the plants', 'written offline'])
       await shot('4-offline')
     } finally {
       await context.setOffline(false)
@@ -234,6 +277,9 @@ describe('playground (built, in Chromium)', () => {
     const titles = await second.getByTestId('todo-item').locator('.title').allTextContents()
     expect(titles).toEqual(['water the plants', 'written offline', 'while another tab waits'])
     await todosInSync(second, 3)
+    // zero-cache starts again in the tab that took over, on the replica the first tab left.
+    await zeroReady(second)
+    await expect.poll(() => zeroTitles(second), { timeout: 60_000 }).toEqual(['water the plants', 'written offline', 'while another tab waits'])
     await shot('7-second-tab-took-over')
   }, BOOT_MS)
 })

@@ -23,6 +23,11 @@ let site: BuiltSite | null = null
 
 const MAIN_TS = `
 import { openDatabase, PgError, type PgoutputMessage } from 'tabgres'
+import { startZeroCache, type ZeroCacheOptions } from 'tabgres/zero'
+
+// zero-cache in the tab, as an app would start it (typed here; the Zero panel of the playground runs it).
+const zeroOptions = (upstream: Awaited<ReturnType<typeof openDatabase>>): ZeroCacheOptions => ({ upstream, url: new URL('./zero-cache/zero-cache.js', document.baseURI) })
+Object.assign(window, { startZeroCache, zeroOptions })
 
 async function main(): Promise<string> {
   const db = await openDatabase('library-check')
@@ -82,9 +87,17 @@ it('an app built against the package opens a database, streams a write and gets 
     optimizeDeps: { exclude: ['@electric-sql/pglite', 'tabgres'] },
     worker: { format: 'es' },
     build: { rollupOptions: { onwarn: () => {} } },
+    // zero-cache's bundle, shipped prebuilt in the package, served with the app.
+    plugins: [((await import(join(repo, 'dist/zero/vite.js'))) as typeof import('../../src/zero/vite')).zeroCacheAssets()],
   })
   const page = await site.browser.newPage()
   await page.goto(site.url)
   const handle = await page.waitForFunction(() => (window as unknown as { libraryResult?: string }).libraryResult, null, { timeout: TIMEOUT_MS })
   expect(await handle.jsonValue()).toBe('from the package')
+  // tabgres/zero/vite put zero-cache's files in the build, beside each other, as its workers import them.
+  for (const [file, type] of [['zero-cache.js', 'javascript'], ['main.js', 'javascript'], ['change-streamer.js', 'javascript'], ['sqlite3.wasm', 'application/wasm']] as const) {
+    const res = await fetch(new URL(`zero-cache/${file}`, site.url))
+    expect(res.status, file).toBe(200)
+    expect(res.headers.get('content-type'), file).toContain(type)
+  }
 }, TIMEOUT_MS)

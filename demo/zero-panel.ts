@@ -1,0 +1,110 @@
+// The Zero panel: the same todos through Rocicorp's Zero. zero-cache runs in
+// a worker of this tab (tabgres/zero) with the primary as its upstream and
+// two more tabgres databases for its client view records and change log; a
+// Zero client in the page syncs from it over a MessagePort. A write here goes
+// through Zero's mutators into the primary, so it shows in the App panel, the
+// inspector and the replica; a write there reaches this list through
+// zero-cache's replication slot.
+//
+// Loaded only once the rest of the page is up (main.ts imports it lazily):
+// zero-cache's first sync must not delay the database's first answer.
+
+import { ANYONE_CAN_DO_ANYTHING, boolean, createSchema, definePermissions, number, string, table, Zero } from '@rocicorp/zero'
+import { openDatabase, type Database } from '../src/client'
+import { startZeroCache, type ZeroCache } from '../src/zero/tab'
+import { h } from './dom'
+
+// A subset of the table's columns is enough for Zero: created_at keeps its default.
+const todos = table('todos').columns({ id: number(), title: string(), done: boolean() }).primaryKey('id')
+const schema = createSchema({ tables: [todos], enableLegacyQueries: true, enableLegacyMutators: true })
+type Todo = { id: number; title: string; done: boolean }
+
+/** The replica's identity: a full resync makes a new one. Kept per browser to tell a resumed replica from a new one. */
+const VERSION_KEY = 'tabgres-demo-zero-replica-version'
+
+export interface ZeroPanelOptions {
+  primary: Database
+  root: HTMLElement
+  /** The panel's status pill. */
+  status: (text: string, state?: 'busy' | 'ok' | 'bad') => void
+  onError: (e: unknown) => void
+}
+
+export async function startZeroPanel({ primary, root, status, onError }: ZeroPanelOptions): Promise<ZeroCache> {
+  const list = h('ul', { class: 'todos', 'data-testid': 'zero-list' })
+  const input = h('input', { type: 'text', placeholder: 'Add through Zero', 'data-testid': 'zero-input', 'aria-label': 'new todo through Zero', disabled: true })
+  const add = h('button', { type: 'submit', 'data-testid': 'zero-add', disabled: true }, 'Add')
+  let z: Zero<typeof schema> | undefined
+  const form = h(
+    'form',
+    {
+      class: 'todo-form',
+      onsubmit: (ev: Event) => {
+        ev.preventDefault()
+        const title = input.value.trim()
+        if (!title || !z) return
+        input.value = ''
+        void insert(z, title).catch(onError)
+      },
+    },
+    input,
+    add,
+  )
+  root.replaceChildren(form, list)
+
+  // The id comes from the primary's own sequence, as the App panel's INSERTs take it, so the two never collide.
+  const insert = async (zero: Zero<typeof schema>, title: string) => {
+    const [{ id }] = (await primary.query<{ id: number }>(`SELECT nextval('todos_id_seq')::int AS id`)).rows
+    await zero.mutate.todos.insert({ id: id!, title, done: false })
+  }
+
+  status('zero-cache: opening its databases…')
+  const started = performance.now()
+  const [cvr, change] = await Promise.all([openDatabase('tabgres-demo-zero-cvr'), openDatabase('tabgres-demo-zero-change')])
+  status('zero-cache: starting in a worker…')
+  const zeroCache = startZeroCache({
+    upstream: primary,
+    cvr,
+    change,
+    url: new URL('./zero-cache/zero-cache.js', document.baseURI),
+    replicaStore: 'tabgres-demo-zero-replica',
+  })
+  void zeroCache.exited.then((code) => status(`zero-cache exited (${code})`, code === 0 ? 'busy' : 'bad'))
+  await zeroCache.ready
+  const readyMs = Math.round(performance.now() - started)
+
+  const [{ replicaVersion }] = await zeroCache.queryReplica<{ replicaVersion: string }>(`SELECT replicaVersion FROM "_zero.replicationConfig"`)
+  const resumed = localStorage.getItem(VERSION_KEY) === replicaVersion
+  localStorage.setItem(VERSION_KEY, replicaVersion!)
+  root.dataset.replicaVersion = replicaVersion
+  root.dataset.resumed = String(resumed)
+
+  // The rules a deployment gives zero-cache (zero-deploy-permissions writes this row): anyone reads and writes todos.
+  const permissions = JSON.stringify(await definePermissions<Record<string, never>, typeof schema>(schema, () => ({ todos: ANYONE_CAN_DO_ANYTHING })))
+  await primary.query(`UPDATE zero.permissions SET permissions = $1 WHERE permissions IS DISTINCT FROM $1::jsonb`, [permissions])
+
+  z = new Zero({ server: zeroCache.server, schema, userID: 'playground', kvStore: 'mem' })
+  const zero = z
+  const view = zero.materialize(zero.query.todos.orderBy('id', 'asc'))
+  view.addListener((rows) => {
+    const items = (rows as readonly Todo[]).map((t) =>
+      h(
+        'li',
+        { class: t.done ? 'done' : '', 'data-testid': 'zero-item' },
+        h('input', {
+          type: 'checkbox',
+          checked: t.done,
+          'aria-label': `done: ${t.title}`,
+          onchange: () => void zero.mutate.todos.update({ id: t.id, done: !t.done }).catch(onError),
+        }),
+        h('span', { class: 'title' }, t.title),
+        h('button', { class: 'icon', title: 'delete', 'aria-label': `delete ${t.title}`, onclick: () => void zero.mutate.todos.delete({ id: t.id }).catch(onError) }, '✕'),
+      ),
+    )
+    list.replaceChildren(...items)
+    if (items.length === 0) list.append(h('li', { class: 'empty' }, 'Nothing yet.'))
+  })
+  input.disabled = add.disabled = false
+  status(`zero-cache: ready in ${readyMs} ms, ${resumed ? 'replica kept from the last visit' : 'first sync'}`, 'ok')
+  return zeroCache
+}

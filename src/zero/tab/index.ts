@@ -1,0 +1,6 @@
+// `tabgres/zero`: zero-cache in a worker of the page, on tabgres databases of
+// the same page. The bundle it runs (dist/zero-cache) is served with the app:
+// `tabgres/zero/vite` adds it to a Vite build.
+
+export { startZeroCache, type ZeroCache, type ZeroCacheOptions } from './start'
+export { routeWebSockets } from './web-socket'
