@@ -8,7 +8,7 @@ import { templateAsset } from './scripts/vite-template.ts'
 export default defineConfig({
   // PGlite is imported only inside the worker: pre-bundling it would make Vite
   // re-optimize mid-run and reload the test page. Comlink is shared by both.
-  optimizeDeps: { exclude: ['@electric-sql/pglite'], include: ['comlink', '@rocicorp/zero'] },
+  optimizeDeps: { exclude: ['@electric-sql/pglite'], include: ['comlink', '@rocicorp/zero', '@rocicorp/zero/server'] },
   // ES workers keep PGlite's lazy chunks (and its wasm/data files) separate.
   worker: { format: 'es' },
   // The template data directory new databases start from, made in Node first.

@@ -68,6 +68,8 @@ export async function startZeroPanel({ primary, root, status, onError }: ZeroPan
     change,
     url: new URL('./zero-cache/zero-cache.js', document.baseURI),
     replicaStore: 'tabgres-demo-zero-replica',
+    // Its info lines (hundreds per visit, each a long JSON) would only crowd the page's console.
+    onLog: (level, text) => void (level === 'error' ? console.error(`[zero-cache] ${text}`) : level === 'warn' ? console.warn(`[zero-cache] ${text}`) : 0),
   })
   void zeroCache.exited.then((code) => status(`zero-cache exited (${code})`, code === 0 ? 'busy' : 'bad'))
   await zeroCache.ready
@@ -83,11 +85,8 @@ export async function startZeroPanel({ primary, root, status, onError }: ZeroPan
   const permissions = JSON.stringify(await definePermissions<Record<string, never>, typeof schema>(schema, () => ({ todos: ANYONE_CAN_DO_ANYTHING })))
   await primary.query(`UPDATE zero.permissions SET permissions = $1 WHERE permissions IS DISTINCT FROM $1::jsonb`, [permissions])
 
-  z = new Zero({ server: zeroCache.server, schema, userID: 'playground', kvStore: 'mem' })
-  const zero = z
-  const view = zero.materialize(zero.query.todos.orderBy('id', 'asc'))
-  view.addListener((rows) => {
-    const items = (rows as readonly Todo[]).map((t) =>
+  const render = (rows: readonly Todo[]) => {
+    const items = rows.map((t) =>
       h(
         'li',
         { class: t.done ? 'done' : '', 'data-testid': 'zero-item' },
@@ -95,15 +94,40 @@ export async function startZeroPanel({ primary, root, status, onError }: ZeroPan
           type: 'checkbox',
           checked: t.done,
           'aria-label': `done: ${t.title}`,
-          onchange: () => void zero.mutate.todos.update({ id: t.id, done: !t.done }).catch(onError),
+          onchange: () => void z?.mutate.todos.update({ id: t.id, done: !t.done }).catch(onError),
         }),
         h('span', { class: 'title' }, t.title),
-        h('button', { class: 'icon', title: 'delete', 'aria-label': `delete ${t.title}`, onclick: () => void zero.mutate.todos.delete({ id: t.id }).catch(onError) }, '✕'),
+        h('button', { class: 'icon', title: 'delete', 'aria-label': `delete ${t.title}`, onclick: () => void z?.mutate.todos.delete({ id: t.id }).catch(onError) }, '✕'),
       ),
     )
     list.replaceChildren(...items)
     if (items.length === 0) list.append(h('li', { class: 'empty' }, 'Nothing yet.'))
-  })
+  }
+  // By default Zero's client reloads the whole page when zero-cache no longer knows its client state (after
+  // zero-cache reset its records) or cannot serve its schema: here that would reload the other four panels
+  // too, so the panel starts a new client instead, or says what is wrong.
+  const connect = () => {
+    const zero = new Zero({
+      server: zeroCache.server,
+      schema,
+      userID: 'playground',
+      kvStore: 'mem',
+      onClientStateNotFound: () => restart('zero-cache reset its client records'),
+      // A schema this client cannot sync: a new client would get the same answer. Say so; a reload picks up a new build.
+      onUpdateNeeded: (reason) => status(`zero-cache: this page's schema is out of date (${reason.type}); reload to update`, 'bad'),
+    })
+    zero.materialize(zero.query.todos.orderBy('id', 'asc')).addListener((rows) => render(rows as readonly Todo[]))
+    z = zero
+  }
+  const restart = (why: string) => {
+    status(`zero-cache: ${why}; reconnecting with a new client`)
+    const old = z
+    z = undefined
+    void old?.close()
+    connect()
+    status(`zero-cache: reconnected (${why})`, 'ok')
+  }
+  connect()
   input.disabled = add.disabled = false
   status(`zero-cache: ready in ${readyMs} ms, ${resumed ? 'replica kept from the last visit' : 'first sync'}`, 'ok')
   return zeroCache

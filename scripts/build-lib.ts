@@ -9,7 +9,7 @@
 //   dist/zero/tab/index.js   zero-cache in the tab (startZeroCache), running the bundle in dist/zero-cache/
 //   dist/zero/vite.js        the Vite plugin that serves that bundle with an app
 //
-// PGlite and Comlink stay imports (dependencies, not inlined): the app's
+// PGlite, Comlink and Zero (a peer of tabgres/zero) stay imports, not inlined: the app's
 // bundler resolves them, and PGlite finds its wasm and data files beside its
 // own module. The client spawns the worker with
 // `new Worker(new URL('../worker/index.js', import.meta.url))`, the pattern
@@ -45,7 +45,7 @@ await build({
   platform: 'neutral',
   target: 'es2022',
   sourcemap: true,
-  external: ['@electric-sql/pglite', '@electric-sql/pglite/*', 'comlink', 'node:*', 'vite'],
+  external: ['@electric-sql/pglite', '@electric-sql/pglite/*', 'comlink', '@rocicorp/zero', '@rocicorp/zero/*', 'node:*', 'vite'],
   logLevel: 'warning',
 })
 

@@ -124,6 +124,8 @@ beforeAll(async () => {
   await context.addInitScript(recordShown)
   page = await context.newPage()
   page.on('pageerror', (e) => console.error('page error:', e))
+  // What went wrong in the page, beside a failure: its console's errors (zero-cache's errors included).
+  page.on('console', (m) => void (m.type() === 'error' ? console.error('page console:', m.text().slice(0, 2000)) : 0))
 }, BOOT_MS)
 
 afterAll(() => site?.close())

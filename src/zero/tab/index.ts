@@ -4,3 +4,4 @@
 
 export { startZeroCache, type ZeroCache, type ZeroCacheOptions } from './start'
 export { routeWebSockets } from './web-socket'
+export { zeroTabgres } from './server'

@@ -15,6 +15,11 @@ export interface StartMessage {
    * (`Database.connect()`).
    */
   connectors: Record<number, MessagePort>
+  /**
+   * The app's endpoints zero-cache calls (ZERO_MUTATE_URL, ZERO_QUERY_URL),
+   * by origin: zero-cache's fetch to one goes to its port (endpoints.ts).
+   */
+  endpoints: Record<string, MessagePort>
 }
 
 /** Page → worker: stop zero-cache as SIGTERM does (it drains, then exits). */

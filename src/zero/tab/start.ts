@@ -3,6 +3,7 @@
 // its connection requests with wire-protocol ports of tabgres databases.
 
 import type { Database } from '../../client/index'
+import { serveEndpoint } from './endpoints'
 import type { ConnectReply, ConnectRequest, StartMessage, WorkerEvent } from './messages'
 import { routeWebSockets } from './web-socket'
 
@@ -27,6 +28,15 @@ export interface ZeroCacheOptions {
   server?: string
   /** Where zero-cache's own log lines go (each line as it printed it); the worker's console if not given. */
   onLog?: (level: string, text: string) => void
+  /**
+   * The app's push endpoint for custom mutators (what ZERO_MUTATE_URL names
+   * on a server), served in the page: zero-cache's requests to it come here.
+   * Typically `(request) => new PushProcessor(zeroTabgres(schema, db)).process(mutators, request)`
+   * wrapped as a JSON Response (server.ts).
+   */
+  mutate?: (request: Request) => Promise<Response>
+  /** The app's endpoint for synced queries (what ZERO_QUERY_URL names on a server), served in the page. */
+  query?: (request: Request) => Promise<Response>
 }
 
 export interface ZeroCache {
@@ -51,6 +61,10 @@ const UPSTREAM_PORT = 5432
 const CVR_PORT = 5433
 const CHANGE_PORT = 5434
 
+/** Origins of the page's endpoints: .localhost names never leave the machine, and these never leave the tab. */
+const MUTATE_ORIGIN = 'http://mutate.tabgres.localhost'
+const QUERY_ORIGIN = 'http://query.tabgres.localhost'
+
 function serveConnections(db: Database): MessagePort {
   const { port1, port2 } = new MessageChannel()
   port1.onmessage = async ({ data }: MessageEvent<ConnectRequest>) => {
@@ -72,6 +86,10 @@ export function startZeroCache(options: ZeroCacheOptions): ZeroCache {
   // Each tabgres database is one PostgreSQL database called postgres; the port says which.
   const url = (port: number) => `postgres://postgres@127.0.0.1:${port}/postgres`
   const connectors = Object.fromEntries(dbs.map(([port, db]) => [port, serveConnections(db)]))
+  const endpoints: Record<string, MessagePort> = {}
+  const endpointEnv: Record<string, string> = {}
+  if (options.mutate) (endpoints[MUTATE_ORIGIN] = serveEndpoint(options.mutate)), (endpointEnv.ZERO_MUTATE_URL = `${MUTATE_ORIGIN}/mutate`)
+  if (options.query) (endpoints[QUERY_ORIGIN] = serveEndpoint(options.query)), (endpointEnv.ZERO_QUERY_URL = `${QUERY_ORIGIN}/query`)
   const env: Record<string, string> = {
     ZERO_UPSTREAM_DB: url(UPSTREAM_PORT),
     ZERO_CVR_DB: url(options.cvr ? CVR_PORT : UPSTREAM_PORT),
@@ -87,9 +105,10 @@ export function startZeroCache(options: ZeroCacheOptions): ZeroCache {
     // Both ends of every websocket are in this page: compressing would only cost time.
     ZERO_WEBSOCKET_COMPRESSION: 'false',
     DO_NOT_TRACK: '1',
+    ...endpointEnv,
     ...options.env,
   }
-  const message: StartMessage = { type: 'start', env, replicaStore: options.replicaStore ?? 'tabgres-zero-replica', connectors }
+  const message: StartMessage = { type: 'start', env, replicaStore: options.replicaStore ?? 'tabgres-zero-replica', connectors, endpoints }
   let markReady!: () => void
   let failReady!: (e: Error) => void
   const ready = new Promise<void>((res, rej) => ((markReady = res), (failReady = rej)))
@@ -117,7 +136,7 @@ export function startZeroCache(options: ZeroCacheOptions): ZeroCache {
     else if (data.type === 'log') (options.onLog ?? ((level, text) => console[level as 'info'](`[zero-cache] ${text}`)))(data.level, data.text)
   }
   worker.onerror = (ev) => failReady(new Error(`zero-cache's worker failed to load: ${ev.message}`))
-  worker.postMessage(message, Object.values(connectors))
+  worker.postMessage(message, [...Object.values(connectors), ...Object.values(endpoints)])
   const server = options.server ?? 'http://zero.tabgres.localhost'
   const unroute = routeWebSockets(server, worker)
   void exited.then(unroute)

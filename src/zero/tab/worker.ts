@@ -20,6 +20,7 @@ import { mountSqliteFiles } from '../node/fs'
 import * as net from '../node/net'
 import { process, ProcessExit } from '../node/process'
 import type { ConnectReply, ConnectRequest, ReplicaQuery, SocketOpen, StartMessage, StopMessage, WorkerEvent } from './messages'
+import { routeFetch } from './endpoints'
 import { serveSocket } from './sockets'
 
 declare const self: DedicatedWorkerGlobalScope
@@ -114,6 +115,7 @@ async function start(m: StartMessage): Promise<void> {
   })
   replicaFile = m.env.ZERO_REPLICA_FILE
   for (const [port, c] of Object.entries(m.connectors)) listenForDatabase(Number(port), connector(c))
+  routeFetch(m.endpoints)
   // zero-cache listens on its port once every worker of its is ready.
   const port = Number(m.env.ZERO_PORT ?? 4848)
   net.onListen(port, () => post({ type: 'ready' }))
