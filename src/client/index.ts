@@ -139,8 +139,14 @@ export class Database implements Queryable {
    * disconnect. Send `replication: 'database'` in the StartupMessage for a
    * replication session. Any PostgreSQL client library with a pluggable
    * stream can run over it.
+   *
+   * `holder` names a Web Lock that whoever uses the port holds for as long
+   * as it does (take it before calling connect). A port handed to another
+   * worker says nothing when that worker ends, as a process's socket does
+   * when it dies; the lock does: once it is free, the session ends as on a
+   * lost connection (an open transaction rolls back, locks are released).
    */
-  async connect(options: { password?: string; auth?: 'trust' | 'password' | 'md5' | 'scram-sha-256' } = {}): Promise<MessagePort> {
+  async connect(options: { password?: string; auth?: 'trust' | 'password' | 'md5' | 'scram-sha-256'; holder?: string } = {}): Promise<MessagePort> {
     const { port1, port2 } = new MessageChannel()
     await this.api.connect(Comlink.transfer(port2, [port2]), options)
     return port1

@@ -24,6 +24,7 @@ import { type ReplicationSession } from '../engine/replication/session'
 import { parseStartOptions } from '../engine/replication/start-options'
 import { runReplicationCommand, startReplication, type StreamRequest } from '../engine/replication/walsender'
 import { positionLsn } from '../engine/replication/positions'
+import { endWhenFree } from './transport/holder'
 import { PortWriter } from './transport/port-writer'
 import { ServerSession, type ServerOptions, type WireEngine } from '../wire/server-session'
 
@@ -285,7 +286,7 @@ export function makeApi(openDatabase: OpenEngine) {
      * the same way; null from either side ends the connection. The client's
      * StartupMessage says whether it is a replication connection.
      */
-    async connect(port: MessagePort, options: ServerOptions = {}): Promise<void> {
+    async connect(port: MessagePort, options: ServerOptions & { holder?: string } = {}): Promise<void> {
       const e = current()
       // Relaxed durability starts the flush and answers without waiting for it.
       const awaitedIfDurable = (flush: () => Promise<void>) => (e.durability === 'durable' ? flush() : (flush().catch(() => {}), Promise.resolve()))
@@ -312,6 +313,7 @@ export function makeApi(openDatabase: OpenEngine) {
       )
       wireSessions.add(session)
       void session.closed.then(() => wireSessions.delete(session))
+      if (options.holder) endWhenFree(options.holder, session, port)
       port.onmessage = (ev: MessageEvent<ArrayBuffer | null>) => {
         if (ev.data === null) void session.end()
         else if (ev.data instanceof ArrayBuffer) session.receive(new Uint8Array(ev.data))

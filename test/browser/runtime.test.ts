@@ -412,4 +412,47 @@ describe('wire protocol on a MessagePort', () => {
     expect(slot.rows[0].l).not.toBe('0/0')
     await db.close()
   })
+
+  it('a session used by a worker that is terminated ends with it, when the worker held the Web Lock named at connect', async () => {
+    const db = await kit.fresh()
+    await db.exec(`CREATE TABLE t (id int PRIMARY KEY)`)
+    // The worker takes the lock, then carries the port: it starts a transaction, inserts, and leaves it open.
+    const source = `
+      onmessage = async ({ data }) => {
+        if (data.lock) {
+          navigator.locks.request(data.lock, () => new Promise(() => postMessage('held')))
+          return
+        }
+        const { port, frames } = data
+        port.onmessage = ({ data }) => { if (data) postMessage(data, [data]) }
+        for (const f of frames) port.postMessage(f, [f])
+      }`
+    const worker = new Worker(URL.createObjectURL(new Blob([source], { type: 'text/javascript' })))
+    const holder = `runtime-test:${crypto.randomUUID()}`
+    const next = () => new Promise<unknown>((r) => (worker.onmessage = (ev) => r(ev.data)))
+    let reply = next()
+    worker.postMessage({ lock: holder })
+    expect(await reply).toBe('held')
+    const port = await db.connect({ holder })
+    const { decodeBackendMessages } = await import('../../src/protocol/backend-decode')
+    const seen: string[] = []
+    const inTransaction = new Promise<void>((resolve) => {
+      worker.onmessage = (ev: MessageEvent<ArrayBuffer>) => {
+        for (const m of decodeBackendMessages(new Uint8Array(ev.data))) {
+          if (m.tag !== 'Z') continue
+          seen.push(`Z:${m.status}`)
+          if (seen.length === 2) resolve()
+        }
+      }
+    })
+    const frames = [startup({ user: 'postgres', database: 'postgres' }), msg('Q', cstr('BEGIN; INSERT INTO t VALUES (1)'))]
+    worker.postMessage({ port, frames }, [port, ...frames])
+    await inTransaction
+    expect(seen).toEqual(['Z:I', 'Z:T'])
+    // The worker dies with its transaction open. The lock is released, the session ends and rolls back:
+    // the next statement runs instead of waiting for the shared backend (55P03 after 60 s).
+    worker.terminate()
+    expect((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM t')).rows).toEqual([{ n: 0 }])
+    await db.close()
+  })
 })

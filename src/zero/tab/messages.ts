@@ -36,6 +36,8 @@ export interface ReplicaQuery {
 
 export interface ConnectRequest {
   id: number
+  /** The Web Lock the worker holds while it uses the connection: the session ends when it is free (Database.connect's `holder`). */
+  holder: string
 }
 
 export type ConnectReply = { id: number; port: MessagePort } | { id: number; error: { message: string; code?: string } }

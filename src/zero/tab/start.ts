@@ -69,7 +69,7 @@ function serveConnections(db: Database): MessagePort {
   const { port1, port2 } = new MessageChannel()
   port1.onmessage = async ({ data }: MessageEvent<ConnectRequest>) => {
     try {
-      const port = await db.connect()
+      const port = await db.connect({ holder: data.holder })
       port1.postMessage({ id: data.id, port } satisfies ConnectReply, [port])
     } catch (e) {
       port1.postMessage({ id: data.id, error: { message: String((e as Error)?.message ?? e), code: (e as { code?: string }).code } } satisfies ConnectReply)

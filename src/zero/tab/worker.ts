@@ -29,8 +29,25 @@ function post(e: WorkerEvent): void {
   self.postMessage(e)
 }
 
+/** A connection to a database: its wire port, and the lock that keeps its session alive. */
+interface Wire {
+  port: MessagePort
+  release: () => void
+}
+
+/**
+ * Holds a Web Lock until `release` is called or this worker ends: the
+ * database ends the session named with it once it is free (src/worker/transport/holder.ts),
+ * so a zero-cache stopped by terminate() leaves no session, and no transaction, behind.
+ */
+function holdLock(name: string): Promise<() => void> {
+  return new Promise((held, failed) => {
+    navigator.locks.request(name, () => new Promise<void>((release) => held(release))).catch(failed)
+  })
+}
+
 /** Asks the page for a new wire-protocol port to the database behind `connector`. */
-function connector(port: MessagePort): () => Promise<MessagePort> {
+function connector(port: MessagePort): () => Promise<Wire> {
   let next = 1
   const waiting = new Map<number, { resolve: (p: MessagePort) => void; reject: (e: Error) => void }>()
   port.onmessage = ({ data }: MessageEvent<ConnectReply>) => {
@@ -39,12 +56,21 @@ function connector(port: MessagePort): () => Promise<MessagePort> {
     if ('port' in data) w?.resolve(data.port)
     else w?.reject(Object.assign(new Error(data.error.message), { code: data.error.code }))
   }
-  return () =>
-    new Promise((resolve, reject) => {
-      const id = next++
-      waiting.set(id, { resolve, reject })
-      port.postMessage({ id } satisfies ConnectRequest)
-    })
+  return async () => {
+    const holder = `tabgres:zero-cache:connection:${crypto.randomUUID()}`
+    const release = await holdLock(holder)
+    try {
+      const wire = await new Promise<MessagePort>((resolve, reject) => {
+        const id = next++
+        waiting.set(id, { resolve, reject })
+        port.postMessage({ id, holder } satisfies ConnectRequest)
+      })
+      return { port: wire, release }
+    } catch (e) {
+      release()
+      throw e
+    }
+  }
 }
 
 /**
@@ -52,32 +78,33 @@ function connector(port: MessagePort): () => Promise<MessagePort> {
  * bytes as transferred ArrayBuffers each way, null to end (src/worker/api.ts).
  */
 /** Every connection to a database that is open: a process's end closes them (see `exit`). */
-const wires = new Set<MessagePort>()
+const wires = new Set<Wire>()
 
-function endWire(wire: MessagePort): void {
+function endWire(wire: Wire): void {
   if (!wires.delete(wire)) return
-  wire.postMessage(null)
-  wire.close()
+  wire.port.postMessage(null)
+  wire.port.close()
+  wire.release()
 }
 
-function bridge(socket: net.Socket, wire: MessagePort): void {
+function bridge(socket: net.Socket, wire: Wire): void {
   wires.add(wire)
-  wire.onmessage = ({ data }: MessageEvent<ArrayBuffer | null>) => {
+  wire.port.onmessage = ({ data }: MessageEvent<ArrayBuffer | null>) => {
     if (data === null) socket.end()
     else socket.write(Buffer.from(data))
   }
   socket.on('data', (chunk: Buffer) => {
     const copy = chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer
-    wire.postMessage(copy, [copy])
+    wire.port.postMessage(copy, [copy])
   })
   socket.on('close', () => endWire(wire))
 }
 
-function listenForDatabase(port: number, connect: () => Promise<MessagePort>): void {
+function listenForDatabase(port: number, connect: () => Promise<Wire>): void {
   net
     .createServer((socket) => {
       connect().then(
-        (wire) => (socket.destroyed ? (wire.postMessage(null), wire.close()) : bridge(socket, wire)),
+        (wire) => (socket.destroyed ? (wires.add(wire), endWire(wire)) : bridge(socket, wire)),
         // As a server that refused: the client sees the connection end.
         () => socket.destroy(),
       )
