@@ -60,7 +60,12 @@ export async function startZeroPanel({ primary, root, status, onError }: ZeroPan
 
   status('zero-cache: opening its databases…')
   const started = performance.now()
-  const [cvr, change] = await Promise.all([openDatabase('tabgres-demo-zero-cvr'), openDatabase('tabgres-demo-zero-change')])
+  // This tab holds the primary, so whoever still holds these is a tab that held it before and is going away
+  // (the page before a reload, or a closed tab): its workers end in a moment, so wait for them rather than fail with 55006.
+  const [cvr, change] = await Promise.all([
+    openDatabase('tabgres-demo-zero-cvr', { onLocked: 'wait' }),
+    openDatabase('tabgres-demo-zero-change', { onLocked: 'wait' }),
+  ])
   status('zero-cache: starting in a worker…')
   const zeroCache = startZeroCache({
     upstream: primary,

@@ -104,4 +104,25 @@ describe('zero-cache in the tab', () => {
     // A full resync copies every table again: it logs how many workers copy how many tables.
     expect(lines.slice(before).filter((l) => /workers to copy/.test(l))).toEqual([])
   })
+
+  it('a second zero-cache on the same replica store waits until the first has ended, then resumes the replica', async () => {
+    // As after a reload: the new page's zero-cache starts while the old page's is still ending.
+    const second = startZeroCache({ ...dbs, url: BUNDLE, replicaStore: `zero-replica-${id}`, onLog: (level, text) => void lines.push(`${level} ${text}`) })
+    let settled = false
+    void second.ready.then(
+      () => (settled = true),
+      () => (settled = true),
+    )
+    const waiting = async () => ((await navigator.locks.query()).pending ?? []).filter((l) => l.name === `tabgres:zero-replica:zero-replica-${id}`).length
+    await expect.poll(waiting, { timeout: 60_000 }).toBe(1)
+    expect(settled).toBe(false)
+    const before = lines.length
+    expect(await zero!.stop(20_000)).toBe(0)
+    zero = second
+    await second.ready
+    await dbs.upstream.exec(`insert into todo values ('5', 'after the handover', false)`)
+    await until(second, async () => (await todos(second)).some((t) => t.id === '5'))
+    expect((await todos(second)).map((t) => t.id)).toEqual(['1', '3', '4', '5'])
+    expect(lines.slice(before).filter((l) => /workers to copy/.test(l))).toEqual([])
+  })
 })

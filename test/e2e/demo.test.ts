@@ -23,6 +23,8 @@ const config = fileURLToPath(new URL('../../demo/vite.config.ts', import.meta.ur
 const shots = fileURLToPath(new URL('../../test-results/demo/', import.meta.url))
 /** Booting PGlite twice (primary and replica) on a loaded 2-core machine takes a while. */
 const BOOT_MS = 180_000
+/** A test that reloads waits for the page, then for zero-cache: each may take up to BOOT_MS on a busy machine. */
+const RELOAD_MS = 2 * BOOT_MS
 
 /** What the page showed at one moment (one MutationObserver callback: what could be painted). */
 interface Shown {
@@ -197,7 +199,7 @@ describe('playground (built, in Chromium)', () => {
     await expect(page.getByTestId('zero').getAttribute('data-replica-version')).resolves.toBe(version)
     await expect.poll(() => zeroTitles(page), { timeout: 60_000 }).toEqual(['water the plants'])
     await shot('3-after-reload')
-  }, BOOT_MS)
+  }, RELOAD_MS)
 
   it('works offline after the first visit', async () => {
     await page.getByTestId('offline-state').getByText('ready to work offline').waitFor({ timeout: 60_000 })
@@ -218,7 +220,7 @@ describe('playground (built, in Chromium)', () => {
     } finally {
       await context.setOffline(false)
     }
-  }, BOOT_MS)
+  }, RELOAD_MS)
 
   it('a table created from the console reaches the replica, arrays and jsonb included', async () => {
     await page.getByRole('button', { name: 'a new table' }).click()
@@ -283,5 +285,5 @@ describe('playground (built, in Chromium)', () => {
     await zeroReady(second)
     await expect.poll(() => zeroTitles(second), { timeout: 60_000 }).toEqual(['water the plants', 'written offline', 'while another tab waits'])
     await shot('7-second-tab-took-over')
-  }, BOOT_MS)
+  }, RELOAD_MS)
 })

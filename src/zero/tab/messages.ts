@@ -68,7 +68,7 @@ export type SocketFrame =
 export type WorkerEvent =
   | { type: 'ready' }
   | { type: 'exit'; code: number }
-  | { type: 'error'; message: string; stack?: string }
+  | { type: 'error'; message: string; code?: string; stack?: string }
   | { type: 'log'; level: 'debug' | 'info' | 'warn' | 'error'; text: string }
   /** The replica's files changed, and the change is kept in IndexedDB. */
   | { type: 'replica-changed' }

@@ -132,7 +132,7 @@ export function startZeroCache(options: ZeroCacheOptions): ZeroCache {
       else q?.reject(Object.assign(new Error(data.message), { code: data.code }))
     }
     else if (data.type === 'exit') (markExited(data.code), failReady(new Error(`zero-cache exited (${data.code}) before it was ready`)))
-    else if (data.type === 'error') failReady(Object.assign(new Error(`zero-cache failed: ${data.message}`), { stack: data.stack }))
+    else if (data.type === 'error') failReady(Object.assign(new Error(`zero-cache failed: ${data.message}`), { code: data.code, stack: data.stack }))
     else if (data.type === 'log') (options.onLog ?? ((level, text) => console[level as 'info'](`[zero-cache] ${text}`)))(data.level, data.text)
   }
   worker.onerror = (ev) => failReady(new Error(`zero-cache's worker failed to load: ${ev.message}`))

@@ -128,9 +128,38 @@ function safeJson(v: unknown): string {
   }
 }
 
+/**
+ * How long a zero-cache waits for another one to let go of its replica
+ * store: after a reload, the old page's worker is still ending for a moment
+ * (longer on a busy machine) and holds the store until it has.
+ */
+const REPLICA_LOCK_MS = 30_000
+
+/**
+ * Takes the replica store's Web Lock for as long as this worker lives (or
+ * until the returned release): two zero-caches writing one store's files
+ * would corrupt the replica. Fails with 55006 (object_in_use) as
+ * openDatabase does, when another zero-cache keeps it past REPLICA_LOCK_MS.
+ */
+async function lockReplicaStore(name: string): Promise<() => void> {
+  try {
+    return await new Promise<() => void>((held, failed) => {
+      navigator.locks
+        .request(`tabgres:zero-replica:${name}`, { signal: AbortSignal.timeout(REPLICA_LOCK_MS) }, () => new Promise<void>((release) => held(release)))
+        .catch(failed)
+    })
+  } catch (e) {
+    if ((e as Error)?.name !== 'TimeoutError') throw e
+    throw Object.assign(new Error(`zero-cache's replica store "${name}" is in use by another zero-cache (waited ${REPLICA_LOCK_MS / 1000} s)`), {
+      code: '55006',
+    })
+  }
+}
+
 async function start(m: StartMessage): Promise<void> {
   forwardConsole()
   Object.assign(process.env, m.env, { SINGLE_PROCESS: '1' })
+  const releaseStore = await lockReplicaStore(m.replicaStore)
   const files = new MemoryFiles()
   const [module, store] = await Promise.all([compileSqlite(), IdbFileStore.open(m.replicaStore)])
   await store.loadInto(files)
@@ -153,7 +182,7 @@ async function start(m: StartMessage): Promise<void> {
     exited = true
     // As the kernel closes an exiting process's sockets: each database sees its sessions end (and rolls back what they left open).
     for (const wire of [...wires]) endWire(wire)
-    void persister.close().finally(() => post({ type: 'exit', code }))
+    void persister.close().finally(() => (releaseStore(), post({ type: 'exit', code })))
   }
   process.on('exit', exit)
   try {
@@ -182,7 +211,9 @@ self.onmessage = ({ data }: MessageEvent<StartMessage | StopMessage | ReplicaQue
   if (data.type === 'stop') return void process.emit('SIGTERM', 'SIGTERM')
   if (data.type === 'socket') return serveSocket(data, Number(process.env.ZERO_PORT ?? 4848))
   if (data.type === 'query') return query(data)
-  start(data).catch((e: unknown) => post({ type: 'error', message: String((e as Error)?.message ?? e), stack: (e as Error)?.stack }))
+  start(data).catch((e: unknown) =>
+    post({ type: 'error', message: String((e as Error)?.message ?? e), code: (e as { code?: string })?.code, stack: (e as Error)?.stack }),
+  )
 }
 // An exit thrown from a callback ends that callback, not the worker: it was reported already.
 // Node ends a process on an unhandled rejection; here the page hears of it as a failure.
