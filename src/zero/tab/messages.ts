@@ -74,3 +74,8 @@ export type WorkerEvent =
   | { type: 'replica-changed' }
   | { type: 'rows'; id: number; rows: Record<string, unknown>[] }
   | { type: 'query-error'; id: number; message: string; code?: string }
+
+/** What of an error crosses to the other side: its message and SQLSTATE (a structured clone would drop `code`). */
+export function errorFields(e: unknown): { message: string; code?: string } {
+  return { message: String((e as Error)?.message ?? e), code: (e as { code?: string })?.code }
+}

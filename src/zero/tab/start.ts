@@ -4,7 +4,7 @@
 
 import type { Database } from '../../client/index'
 import { serveEndpoint } from './endpoints'
-import type { ConnectReply, ConnectRequest, StartMessage, WorkerEvent } from './messages'
+import { errorFields, type ConnectReply, type ConnectRequest, type StartMessage, type WorkerEvent } from './messages'
 import { routeWebSockets } from './web-socket'
 
 export interface ZeroCacheOptions {
@@ -72,7 +72,7 @@ function serveConnections(db: Database): MessagePort {
       const port = await db.connect({ holder: data.holder })
       port1.postMessage({ id: data.id, port } satisfies ConnectReply, [port])
     } catch (e) {
-      port1.postMessage({ id: data.id, error: { message: String((e as Error)?.message ?? e), code: (e as { code?: string }).code } } satisfies ConnectReply)
+      port1.postMessage({ id: data.id, error: errorFields(e) } satisfies ConnectReply)
     }
   }
   return port2

@@ -19,7 +19,7 @@ import { Buffer } from '../node/buffer'
 import { mountSqliteFiles } from '../node/fs'
 import * as net from '../node/net'
 import { process, ProcessExit } from '../node/process'
-import type { ConnectReply, ConnectRequest, ReplicaQuery, SocketOpen, StartMessage, StopMessage, WorkerEvent } from './messages'
+import { errorFields, type ConnectReply, type ConnectRequest, type ReplicaQuery, type SocketOpen, type StartMessage, type StopMessage, type WorkerEvent } from './messages'
 import { routeFetch } from './endpoints'
 import { serveSocket } from './sockets'
 
@@ -35,14 +35,10 @@ interface Wire {
   release: () => void
 }
 
-/**
- * Holds a Web Lock until `release` is called or this worker ends: the
- * database ends the session named with it once it is free (src/worker/transport/holder.ts),
- * so a zero-cache stopped by terminate() leaves no session, and no transaction, behind.
- */
-function holdLock(name: string): Promise<() => void> {
+/** Holds the Web Lock `name` until `release` is called or this worker ends; `signal` gives up waiting for it. */
+function holdLock(name: string, signal?: AbortSignal): Promise<() => void> {
   return new Promise((held, failed) => {
-    navigator.locks.request(name, () => new Promise<void>((release) => held(release))).catch(failed)
+    navigator.locks.request(name, { signal }, () => new Promise<void>((release) => held(release))).catch(failed)
   })
 }
 
@@ -57,6 +53,8 @@ function connector(port: MessagePort): () => Promise<Wire> {
     else w?.reject(Object.assign(new Error(data.error.message), { code: data.error.code }))
   }
   return async () => {
+    // The database ends the session named with this lock once it is free (src/worker/transport/holder.ts),
+    // so a zero-cache stopped by terminate() leaves no session, and no transaction, behind.
     const holder = `tabgres:zero-cache:connection:${crypto.randomUUID()}`
     const release = await holdLock(holder)
     try {
@@ -81,10 +79,13 @@ function connector(port: MessagePort): () => Promise<Wire> {
 const wires = new Set<Wire>()
 
 function endWire(wire: Wire): void {
-  if (!wires.delete(wire)) return
-  wire.port.postMessage(null)
-  wire.port.close()
-  wire.release()
+  if (wires.delete(wire)) closeWire(wire)
+}
+
+function closeWire({ port, release }: Wire): void {
+  port.postMessage(null)
+  port.close()
+  release()
 }
 
 function bridge(socket: net.Socket, wire: Wire): void {
@@ -104,7 +105,7 @@ function listenForDatabase(port: number, connect: () => Promise<Wire>): void {
   net
     .createServer((socket) => {
       connect().then(
-        (wire) => (socket.destroyed ? (wires.add(wire), endWire(wire)) : bridge(socket, wire)),
+        (wire) => (socket.destroyed ? closeWire(wire) : bridge(socket, wire)),
         // As a server that refused: the client sees the connection end.
         () => socket.destroy(),
       )
@@ -143,11 +144,7 @@ const REPLICA_LOCK_MS = 30_000
  */
 async function lockReplicaStore(name: string): Promise<() => void> {
   try {
-    return await new Promise<() => void>((held, failed) => {
-      navigator.locks
-        .request(`tabgres:zero-replica:${name}`, { signal: AbortSignal.timeout(REPLICA_LOCK_MS) }, () => new Promise<void>((release) => held(release)))
-        .catch(failed)
-    })
+    return await holdLock(`tabgres:zero-replica:${name}`, AbortSignal.timeout(REPLICA_LOCK_MS))
   } catch (e) {
     if ((e as Error)?.name !== 'TimeoutError') throw e
     throw Object.assign(new Error(`zero-cache's replica store "${name}" is in use by another zero-cache (waited ${REPLICA_LOCK_MS / 1000} s)`), {
@@ -203,7 +200,7 @@ function query({ id, sql }: ReplicaQuery): void {
     reader ??= new Database(replicaFile, { readonly: true, fileMustExist: true })
     post({ type: 'rows', id, rows: reader.prepare(sql).all() as Record<string, unknown>[] })
   } catch (e) {
-    post({ type: 'query-error', id, message: String((e as Error)?.message ?? e), code: (e as { code?: string }).code })
+    post({ type: 'query-error', id, ...errorFields(e) })
   }
 }
 
@@ -211,9 +208,7 @@ self.onmessage = ({ data }: MessageEvent<StartMessage | StopMessage | ReplicaQue
   if (data.type === 'stop') return void process.emit('SIGTERM', 'SIGTERM')
   if (data.type === 'socket') return serveSocket(data, Number(process.env.ZERO_PORT ?? 4848))
   if (data.type === 'query') return query(data)
-  start(data).catch((e: unknown) =>
-    post({ type: 'error', message: String((e as Error)?.message ?? e), code: (e as { code?: string })?.code, stack: (e as Error)?.stack }),
-  )
+  start(data).catch((e: unknown) => post({ type: 'error', ...errorFields(e), stack: (e as Error)?.stack }))
 }
 // An exit thrown from a callback ends that callback, not the worker: it was reported already.
 // Node ends a process on an unhandled rejection; here the page hears of it as a failure.
