@@ -2,7 +2,7 @@
 // CopyData frames as they arrive, decoded messages, acknowledgements.
 
 import { PgError } from '../protocol/errors'
-import type { Lsn } from '../protocol/lsn'
+import { formatLsn, type Lsn } from '../protocol/lsn'
 import type { PgoutputMessage } from '../protocol/pgoutput'
 import { decodeFrame, encodeFrame, FrameTag } from '../protocol/replication-frames'
 import { pgTimestampFromDate } from '../protocol/pgoutput'
@@ -18,6 +18,38 @@ export type StreamMessage =
 const COPY_DATA_HEADER = 5
 /** Primary keepalive message: 'k', walEnd (8), clock (8), then the reply-requested byte. */
 const KEEPALIVE_REPLY_OFFSET = COPY_DATA_HEADER + 1 + 8 + 8
+/** XLogData: 'w', walStart (8), walEnd (8), clock (8), then the pgoutput message (its tag first). */
+const PGOUTPUT_OFFSET = COPY_DATA_HEADER + 1 + 8 + 8 + 8
+
+/**
+ * Where the frames received so far leave off, in transactions: what a stream
+ * re-attached to another worker resumes from (protocol/stream-port.ts,
+ * 'detached'). Read from each message's tag and LSNs, not decoded.
+ */
+class ReceivedPosition {
+  /** The end LSN of the last Commit received. */
+  lastCommitEnd: Lsn = 0n
+  /** The transaction received in part: its Begin's final LSN, and how many of its messages came (Relation and Type excepted). */
+  partial: { finalLsn: Lsn; count: number } | null = null
+
+  /** Counts `frame`; returns its pgoutput tag (0 for a keepalive). */
+  see(frame: Uint8Array): number {
+    if (frame[COPY_DATA_HEADER] !== FrameTag.XLogData) return 0
+    const tag = frame[PGOUTPUT_OFFSET]
+    const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength)
+    if (tag === TAG_BEGIN) this.partial = { finalLsn: view.getBigUint64(PGOUTPUT_OFFSET + 1), count: 1 }
+    else if (tag === TAG_COMMIT) {
+      this.lastCommitEnd = view.getBigUint64(PGOUTPUT_OFFSET + 1 + 1 + 8)
+      this.partial = null
+    } else if (this.partial && counts(tag)) this.partial.count++
+    return tag
+  }
+}
+
+const TAG_BEGIN = 0x42 // 'B'
+const TAG_COMMIT = 0x43 // 'C'
+/** Relation and Type messages are sent again by a new stream wherever it first needs them: never counted, never skipped. */
+const counts = (tag: number) => tag !== 0x52 && tag !== 0x59 // 'R', 'Y'
 
 export class ReplicationStream {
   private queue: Uint8Array[] = []
@@ -31,19 +63,53 @@ export class ReplicationStream {
   /** Resolves when the worker has ended the stream. */
   readonly closed: Promise<void>
   private resolveClosed!: () => void
+  /** Where frames come from and credit and acknowledgements go: `port` itself, or a port 'attach' gave. */
+  private data: MessagePort
+  private readonly received = new ReceivedPosition()
+  /** After a re-attach: messages of the transaction received in part before, which come again. */
+  private skip: { finalLsn: Lsn; remaining: number } | null = null
+  /** Queued bytes that came from a previous attach: the new worker never sent them, so no credit for them. */
+  private stale = 0
 
+  /**
+   * `port`: the stream's port, from Database.replicationPort (frames come
+   * on ports it attaches, from whichever worker leads), or a worker's
+   * stream port itself.
+   */
   constructor(
     private readonly port: MessagePort,
     readonly window = DEFAULT_STREAM_WINDOW,
   ) {
     this.closed = new Promise((r) => (this.resolveClosed = r))
+    this.data = port
     port.onmessage = (ev: MessageEvent<WorkerToPage>) => this.onMessage(ev.data)
   }
 
   private onMessage(m: WorkerToPage): void {
+    if (this.ended) return
+    if (m.type === 'attach') {
+      if (this.data !== this.port) this.data.close()
+      this.data = m.port
+      this.data.onmessage = (ev: MessageEvent<WorkerToPage>) => this.onMessage(ev.data)
+      this.stale = this.queue.reduce((n, f) => n + f.byteLength, 0)
+      this.consumed = 0
+      return
+    }
+    if (m.type === 'detached') {
+      // Frames of the worker that went, still on their way, are dropped with
+      // its port: what to resume from is what was received up to here. After
+      // the last whole transaction; the part of the next one already received
+      // comes again and is dropped.
+      if (this.data !== this.port) this.data.close()
+      const p = this.received.partial
+      this.skip = p && { finalLsn: p.finalLsn, remaining: p.count }
+      this.port.postMessage({ type: 'resume', lsn: formatLsn(this.received.lastCommitEnd) } satisfies PageToWorker)
+      return
+    }
     if (m.type === 'frames') {
       for (const b of m.buffers) {
         const frame = new Uint8Array(b)
+        if (this.skipped(frame)) continue
         // A keepalive that asks for a reply (the worker does so when the
         // consumer has been silent, and before it closes) is answered at once
         // with what was acknowledged, as a PostgreSQL client answers, however
@@ -55,6 +121,11 @@ export class ReplicationStream {
       if (m.type === 'error') this.error = new PgError(m.error)
       this.ended = true
       this.resolveClosed()
+      if (this.data !== this.port) {
+        // Tell the Database that attached it to forget it.
+        this.port.postMessage({ type: 'ended' } satisfies PageToWorker)
+        this.data.close()
+      }
       this.port.close()
     }
     const w = this.waiter
@@ -62,8 +133,25 @@ export class ReplicationStream {
     w?.()
   }
 
+  /** Tracks where `frame` leaves the stream; true when it is a re-sent message already received (dropped, credited). */
+  private skipped(frame: Uint8Array): boolean {
+    const tag = this.received.see(frame)
+    const skip = this.skip
+    if (!skip || tag === 0 || !counts(tag)) return false
+    if (tag === TAG_BEGIN && skip.remaining > 0) {
+      const finalLsn = new DataView(frame.buffer, frame.byteOffset).getBigUint64(PGOUTPUT_OFFSET + 1)
+      if (finalLsn !== skip.finalLsn) {
+        this.skip = null // not the transaction received in part: nothing to drop
+        return false
+      }
+    }
+    if (--skip.remaining === 0) this.skip = null
+    this.consumed += frame.byteLength
+    return true
+  }
+
   private send(m: PageToWorker, transfer: Transferable[] = []): void {
-    if (!this.ended) this.port.postMessage(m, transfer)
+    if (!this.ended) this.data.postMessage(m, transfer)
   }
 
   /** Raw CopyData wire messages ('d', length, XLogData or keepalive), in order. */
@@ -88,7 +176,10 @@ export class ReplicationStream {
     for (;;) {
       const f = this.queue.shift()
       if (f) {
-        this.consumed += f.byteLength
+        // Bytes a previous worker sent are not credited to the new one.
+        const old = Math.min(this.stale, f.byteLength)
+        this.stale -= old
+        this.consumed += f.byteLength - old
         // Return credit in chunks: a quarter window at a time.
         if (this.consumed >= this.window / 4) {
           this.send({ type: 'credit', bytes: this.consumed })

@@ -13,6 +13,14 @@ export type WorkerToPage =
   /** The stream ended (after CopyDone, a stop, or the database closing). */
   | { type: 'end' }
   | { type: 'error'; error: PgErrorFields }
+  // From the Database that owns the stream (a stream whose database is held by
+  // another tab, or whose holder may change: client/leadership.ts), on the
+  // port it handed out. Frames come on a port of their own, straight from the
+  // leading worker, so that a new leader's can replace a dead one's.
+  /** Read frames from `port` from now on (and send credit and acknowledgements there). */
+  | { type: 'attach'; port: MessagePort }
+  /** The worker streaming went away: answer with where to resume. */
+  | { type: 'detached' }
 
 export type PageToWorker =
   /** The page consumed this many bytes of frames. */
@@ -21,6 +29,10 @@ export type PageToWorker =
   | { type: 'copy-data'; buffer: ArrayBuffer }
   /** CopyDone: finish as the walsender does. */
   | { type: 'copy-done' }
+  /** The answer to 'detached', to the Database: restart after the last transaction received whole (X/Y). */
+  | { type: 'resume'; lsn: string }
+  /** The consumer's end of the stream closed (it ended): the Database forgets it. */
+  | { type: 'ended' }
 
 /** Bytes of frames the worker may have outstanding before it waits for credit. */
 export const DEFAULT_STREAM_WINDOW = 4 * 1024 * 1024

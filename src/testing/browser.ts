@@ -5,7 +5,7 @@
 
 import * as Comlink from 'comlink'
 import { installErrorTransfer } from '../protocol/comlink-errors'
-import { Database } from '../client'
+import { Database, fixedLink } from '../client'
 import type { WorkerApi } from '../worker/api'
 import type { KitStats, KitWorkerApi } from '../worker/kit'
 
@@ -65,7 +65,8 @@ export function createTestKit(options: BrowserTestKitOptions = {}): BrowserTestK
       const { port1, port2 } = new MessageChannel()
       try {
         const boot = await Promise.race([kit.open(Comlink.transfer(port2, [port2]), name, prewarm), failed])
-        return new Database(name, boot, Comlink.wrap<WorkerApi>(port1), () => port1.close())
+        const api = Comlink.wrap<WorkerApi>(port1)
+        return new Database(name, fixedLink(api, boot, () => (api[Comlink.releaseProxy](), port1.close())), boot)
       } catch (e) {
         port1.close()
         throw e

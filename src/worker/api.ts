@@ -25,6 +25,7 @@ import { parseStartOptions } from '../engine/replication/start-options'
 import { runReplicationCommand, startReplication, type StreamRequest } from '../engine/replication/walsender'
 import { positionLsn } from '../engine/replication/positions'
 import { endWhenFree } from './transport/holder'
+import { lead, type Leading } from './peers'
 import { PortWriter } from './transport/port-writer'
 import { ServerSession, type ServerOptions, type WireEngine } from '../wire/server-session'
 
@@ -67,13 +68,19 @@ type TxEntry = { tx: Transaction; finish: (commit: boolean) => void; done: Promi
 /** How the API opens its database: idb (./index.ts) or in memory (./kit.ts). */
 export type OpenEngine = (name: string, options: EngineOptions, onProgress?: (p: BootProgress) => void) => Promise<Engine>
 
-export function makeApi(openDatabase: OpenEngine) {
+/**
+ * `view`: this API serves another tab on an engine its owner opened
+ * (./peers.ts): close() ends what that tab opened (its transactions roll
+ * back, its streams and sessions end) and leaves the engine open.
+ */
+export function makeApi(openDatabase: OpenEngine, { view = false } = {}) {
   let engine: Engine | null = null
   let opening: Promise<BootInfo> | null = null
   const transactions = new Map<number, TxEntry>()
   const streams = new Map<ReplicationSession, PortWriter>()
   const wireSessions = new Set<ServerSession>()
   let nextTx = 1
+  let leading: Leading | null = null
 
   function current(): Engine {
     if (!engine) throw new PgError({ code: '08003', message: 'the database is not open' }) // connection_does_not_exist
@@ -320,16 +327,51 @@ export function makeApi(openDatabase: OpenEngine) {
       }
     },
 
-    /** Everything durable, streams ended, the name released. */
-    async close(): Promise<void> {
+    /** Everything durable, streams ended, the name released (a view: what it opened ended, the engine left open). */
+    async close({ handover = false } = {}): Promise<void> {
       if (!engine) return
       const e = engine
+      // An open transaction holds PGlite's transaction lock: what is left open
+      // when the page goes away rolls back, as a dropped connection's does.
+      const open = [...transactions.values()]
+      transactions.clear()
+      for (const t of open) t.finish(false)
       // Streams end as a walsender's at shutdown: acknowledgements already
       // posted reach their slots first (bounded; ReplicationSession.finish).
-      await Promise.all([...[...streams.keys()].map((s) => s.finish(SHUTDOWN_WAIT_MS)), ...[...wireSessions].map((w) => w.shutdown())])
-      await e.close()
+      await Promise.all([
+        ...open.map((t) => t.done.catch(() => {})),
+        // At a handover, the stream stops with no last message: its consumer's
+        // Database re-attaches it to the next leader from what it received.
+        ...[...streams].map(([s, w]) => (handover ? (w.detach(), s.stop(), s.done.catch(() => {})) : s.finish(SHUTDOWN_WAIT_MS))),
+        ...[...wireSessions].map((w) => w.shutdown()),
+      ])
+      // Other tabs' views end first (their transactions roll back, their
+      // streams confirm), then the data closes and the leader's lock is let go.
+      await leading?.closeViews()
+      if (!view) await e.close()
+      leading?.resign()
+      leading = null
       engine = null
       opening = null
+    },
+
+    /**
+     * This worker leads: other tabs' joins arrive on `joins` (from the
+     * broker, worker/broker.ts), each served by a view of this engine.
+     * Resolves with the leader's id, whose Web Lock it holds until it closes.
+     */
+    async lead(joins: MessagePort): Promise<string> {
+      const e = current()
+      if (leading) throw new PgError({ code: SqlState.objectInUse, message: `this worker already leads database "${e.name}"` })
+      if (view) throw new PgError({ code: SqlState.featureNotSupported, message: 'a joined tab cannot lead through its view' })
+      const l = await lead(e.name, joins, () => makeApi(async () => e, { view: true }))
+      leading = l
+      return l.id
+    },
+
+    /** What a joining tab learns first: the boot of the engine it reaches. */
+    async hello(): Promise<BootInfo> {
+      return current().boot
     },
 
     /** Diagnostics the page can read (console.log in a worker does not reach tests). */

@@ -72,6 +72,14 @@ export class PortWriter implements StreamSink {
     this.post({ type: 'error', error: error.toFields() })
   }
 
+  /** Posts nothing more, not even an end (a handover: the page's Database re-attaches the stream elsewhere). */
+  detach(): void {
+    this.closed = true
+    this.batch = []
+    this.batchBytes = 0
+    this.wakeWaiters()
+  }
+
   /** The stream's last message to the page; nothing follows it. */
   private post(last: WorkerToPage): void {
     if (this.closed) return

@@ -1,0 +1,237 @@
+// One database, every tab: which worker a page's Database talks to.
+//
+// Each page that opens a database spawns a worker of its own, which asks for
+// the name's Web Lock and waits (a candidate). The worker holding the lock is
+// the leader: it opens the data and serves every tab. A page whose worker
+// does not lead joins the leader through the broker (worker/broker.ts) and
+// gets a MessagePort to it. Nothing tells a page when the leader's tab closes,
+// reloads or crashes; the leader's own Web Lock does (protocol/peers.ts): each
+// page waits on it, and once it is free, joins again. Meanwhile the browser
+// has granted the name's lock to the next candidate worker in line, which
+// opens the data and leads; when that is this page's own worker, the page
+// talks to it directly.
+//
+// A call waits for a link (bounded: LINK_WAIT_MS); one in flight when its link
+// is lost fails with 08006 (protocol/peers.ts, leaderLost).
+
+import * as Comlink from 'comlink'
+import { PgError } from '../protocol/errors'
+import { leaderLock, leaderLost, peerLock, type PageToBroker, type Routed } from '../protocol/peers'
+import type { WorkerApi } from '../worker/api'
+import type { BootInfo, BootProgress, EngineOptions } from '../worker/engine'
+
+/** The worker a Database talks to, until it is lost. */
+export interface Link {
+  readonly api: Comlink.Remote<WorkerApi>
+  /** The leader's id (its Web Lock: protocol/peers.ts). */
+  readonly leader: string
+  /** This page's own worker leads. */
+  readonly local: boolean
+  readonly boot: BootInfo
+  /** Resolves, with what calls in flight fail with, once the leader has gone. */
+  readonly lost: Promise<PgError>
+}
+
+export type LinkEvent = { type: 'lost'; leader: string } | { type: 'linked'; leader: string; local: boolean; ms: number }
+
+/** How long a call waits for a leader before failing with 08006. */
+export const LINK_WAIT_MS = 30_000
+
+export interface LeadershipOptions {
+  engine: EngineOptions
+  /** 'share' (default): join the leader when another tab leads, take over when it goes. */
+  share: boolean
+  spawn: () => Worker
+  onProgress?: (p: BootProgress) => void
+  onEvent?: (e: LinkEvent) => void
+}
+
+let broker: SharedWorker | null | undefined
+/** The origin's broker, or null where there is no SharedWorker (then a tab waits for the data itself). */
+function brokerPort(): MessagePort | null {
+  if (broker === undefined) {
+    broker =
+      typeof SharedWorker === 'undefined' ? null : new SharedWorker(new URL('../worker/broker.ts', import.meta.url), { type: 'module', name: 'tabgres-broker' })
+  }
+  return broker?.port ?? null
+}
+
+export class Leadership {
+  private now: Link | null = null
+  private waiters: { resolve: (l: Link) => void; reject: (e: unknown) => void }[] = []
+  private own: { worker: Worker; api: Comlink.Remote<WorkerApi> } | null = null
+  /** Set once the own worker failed to open before any link existed (openDatabase's error). */
+  private failure: unknown = null
+  private readonly closed = new AbortController()
+  private releaseHolder!: () => void
+  /** Held by this page while the Database lives: a leader ends this page's sessions once it is free. */
+  readonly holder: string
+  private lostAt = 0
+
+  constructor(
+    readonly name: string,
+    private readonly opts: LeadershipOptions,
+  ) {
+    this.holder = peerLock(name, crypto.randomUUID())
+  }
+
+  /** Starts the own worker's candidacy and, when sharing, joins whoever leads; resolves with the first link. */
+  async start(): Promise<Link> {
+    await new Promise<void>((granted) => {
+      void navigator.locks.request(this.holder, () => {
+        granted()
+        return new Promise<void>((r) => (this.releaseHolder = r))
+      })
+    })
+    this.campaign()
+    if (this.opts.share && brokerPort()) this.join(null)
+    return this.link(Infinity)
+  }
+
+  /** The current link, or the next one (waiting at most `limit` ms). */
+  link(limit = LINK_WAIT_MS): Promise<Link> {
+    if (this.now) return Promise.resolve(this.now)
+    if (this.failure) return Promise.reject(this.failure)
+    if (this.closed.signal.aborted) return Promise.reject(new PgError({ code: '08003', message: `database "${this.name}" is closed` }))
+    return new Promise((resolve, reject) => {
+      const w = { resolve, reject }
+      this.waiters.push(w)
+      if (limit === Infinity) return
+      setTimeout(() => {
+        const i = this.waiters.indexOf(w)
+        if (i < 0) return
+        this.waiters.splice(i, 1)
+        reject(
+          new PgError({
+            code: '08006',
+            message: `no tab took database "${this.name}" over within ${limit} ms`,
+            hint: 'Retry; the tab that is taking it over may still be opening it.',
+          }),
+        )
+      }, limit)
+    })
+  }
+
+  get current(): Link | null {
+    return this.now
+  }
+
+  /** This page's own worker holds the data now. */
+  get leads(): boolean {
+    return this.now?.local ?? false
+  }
+
+  /** Ends this page's own worker at once, as a crash would (tests: the leader's worker killed). */
+  kill(): void {
+    this.own?.worker.terminate()
+  }
+
+  /** Spawns this page's candidate worker: it waits for the name's lock, opens the data and leads. */
+  private campaign(): void {
+    const worker = this.opts.spawn()
+    const api = Comlink.wrap<WorkerApi>(worker)
+    const own = { worker, api }
+    this.own = own
+    const onLocked = this.opts.share ? 'wait' : (this.opts.engine.onLocked ?? 'fail')
+    const progress = this.opts.onProgress ? Comlink.proxy(this.opts.onProgress) : undefined
+    void (async () => {
+      const boot = await api.open(this.name, { ...this.opts.engine, onLocked }, progress)
+      const { port1, port2 } = new MessageChannel()
+      const leader = await api.lead(Comlink.transfer(port2, [port2]))
+      if (this.closed.signal.aborted || this.own !== own) return
+      const lead: PageToBroker = { type: 'lead', name: this.name, leader, port: port1 }
+      brokerPort()?.postMessage(lead, [port1])
+      this.adopt({ api, leader, local: true, boot, lost: this.watch(leader) })
+    })().catch((e) => {
+      if (this.own !== own || this.closed.signal.aborted) return
+      // Before any link, the open fails as it did (a bad template, 55006 with onLocked 'fail').
+      if (!this.now) {
+        this.failure = e
+        for (const w of this.waiters.splice(0)) w.reject(e)
+      }
+    })
+  }
+
+  /** Asks the broker for a port to the leader (one that is not `notLeader`, seen to end). */
+  private join(notLeader: string | null): void {
+    const broker = brokerPort()
+    if (!broker || this.closed.signal.aborted) return
+    const { port1, port2 } = new MessageChannel()
+    const onRouted = (ev: MessageEvent<Routed>) => {
+      if (ev.data?.type !== 'routed') return
+      port1.removeEventListener('message', onRouted)
+      void this.joined(port1, ev.data.leader)
+    }
+    port1.addEventListener('message', onRouted)
+    port1.start()
+    const join: PageToBroker = { type: 'join', name: this.name, notLeader, holder: this.holder, port: port2 }
+    broker.postMessage(join, [port2])
+  }
+
+  private async joined(port: MessagePort, leader: string): Promise<void> {
+    // This page's own worker leads (it won while the join waited): talk to it directly.
+    if (this.now?.local || this.closed.signal.aborted) return port.close()
+    const api = Comlink.wrap<WorkerApi>(port)
+    const lost = this.watch(leader)
+    const boot = await Promise.race([api.hello(), lost.then(() => null)]).catch(() => null)
+    if (!boot) {
+      port.close()
+      return this.join(leader) // it went before answering
+    }
+    if (this.now?.local || this.closed.signal.aborted) return port.close()
+    this.adopt({ api, leader, local: false, boot, lost })
+  }
+
+  /** Resolves once the leader's Web Lock is free: it has closed, or its tab or worker has gone. */
+  private watch(leader: string): Promise<PgError> {
+    return navigator.locks
+      .request(leaderLock(this.name, leader), { mode: 'shared', signal: this.closed.signal }, () => {})
+      .then(
+        () => leaderLost(this.name),
+        () => new Promise<PgError>(() => {}), // this Database closed: never lost
+      )
+  }
+
+  private adopt(link: Link): void {
+    this.failure = null
+    const previous = this.now
+    this.now = link
+    if (previous && previous !== link && !previous.local) previous.api[Comlink.releaseProxy]()
+    this.opts.onEvent?.({ type: 'linked', leader: link.leader, local: link.local, ms: this.lostAt ? performance.now() - this.lostAt : 0 })
+    this.lostAt = 0
+    for (const w of this.waiters.splice(0)) w.resolve(link)
+    void link.lost.then((e) => this.onLost(link, e))
+  }
+
+  private onLost(link: Link, error: PgError): void {
+    if (this.closed.signal.aborted) return
+    if (this.now === link) {
+      this.now = null
+      this.lostAt = performance.now()
+      this.opts.onEvent?.({ type: 'lost', leader: link.leader })
+    }
+    if (link.local) {
+      // This page's worker led and has gone (killed, or its data closed under it): a new candidate.
+      this.own?.worker.terminate()
+      this.own = null
+      if (this.opts.share) this.campaign()
+    }
+    if (!this.opts.share) {
+      this.failure = error // not sharing: no other tab's worker takes over
+      return
+    }
+    if (!link.local) link.api[Comlink.releaseProxy]()
+    this.join(link.leader)
+  }
+
+  /** Ends the candidacy and lets go of the holder lock; the caller has closed its API. */
+  close(): void {
+    this.closed.abort()
+    this.now = null
+    const closed = new PgError({ code: '08003', message: `database "${this.name}" is closed` })
+    for (const w of this.waiters.splice(0)) w.reject(closed)
+    this.own?.worker.terminate()
+    this.own = null
+    this.releaseHolder?.()
+  }
+}
