@@ -63,6 +63,8 @@ export class BootProgressView {
    * calls come over their own port and may land after the open resolved.
    */
   step(step: Step, label = LABELS[step]): void {
+    // A takeover later in the page's life boots this tab's worker: not the page's boot.
+    if (this.root.dataset.phase === 'done') return
     const i = STEPS.indexOf(step)
     // Also a repeat: the second tab's retry starts at 'lock' again, keeping the words relabel gave it.
     if (i <= this.current) return

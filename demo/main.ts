@@ -11,7 +11,7 @@
 // pill says "ready" only once the todo list has been read from PostgreSQL.
 
 import * as Comlink from 'comlink'
-import { openDatabase, PgError, type BootInfo, type Database } from '../src/client'
+import { openDatabase, PgError, type Database, type LinkEvent } from '../src/client'
 import { BootProgressView } from './boot-progress'
 import { SqlConsole } from './console'
 import { byId, h } from './dom'
@@ -31,7 +31,7 @@ const REPLICA_SLOT = 'demo_replica'
 const PGOUTPUT = { proto_version: '1', publication_names: PUBLICATION, messages: 'true' }
 
 const pills = new Map<string, HTMLElement>()
-function status(key: string, text: string, state: 'busy' | 'ok' | 'bad' = 'busy'): void {
+function status(key: string, text: string, state: 'busy' | 'ok' | 'bad' = 'busy'): HTMLElement {
   let el = pills.get(key)
   if (!el) {
     el = h('div', { class: 'pill', 'data-testid': `status-${key}` })
@@ -40,6 +40,7 @@ function status(key: string, text: string, state: 'busy' | 'ok' | 'bad' = 'busy'
   }
   el.className = `pill ${state === 'busy' ? '' : state}`
   el.textContent = text
+  return el
 }
 
 /** 'info' for news that needs no fixing (another tab has the database), 'error' for failures. */
@@ -56,18 +57,76 @@ function showError(e: unknown): void {
 }
 
 /**
- * The primary's pill once it answered: how long the open took, not counting
- * a wait for another tab to let go of the name (the 'lock' phase), which is
- * the other tab's doing, not the boot's. The times ride along as data-* for tests.
+ * The primary's pill: how long this tab's worker took to open the data, or
+ * that another tab's worker holds it and this tab uses it there (every tab
+ * works; one worker holds the data). The times ride along as data-* for tests.
  */
-function showOpened(boot: BootInfo, waitedForTab: boolean): void {
-  const waitMs = boot.phases.lock ?? 0
-  const openMs = Math.round(boot.ms - waitMs)
-  const wait = waitedForTab ? ` (+${(waitMs / 1000).toFixed(1)} s waiting for the other tab)` : ''
-  status('primary', `primary: idb://${DB_NAME}, ${boot.created ? 'created' : 'reopened'} in ${openMs} ms${wait}`, 'ok')
+function showOpened(db: Database): void {
+  const boot = db.boot
+  const pill = status('primary', '', 'ok')
+  if (db.leads) {
+    const openMs = Math.round(boot.ms - (boot.phases.lock ?? 0))
+    pill.textContent = `primary: idb://${DB_NAME}, ${boot.created ? 'created' : 'reopened'} in ${openMs} ms in this tab`
+    pill.dataset.openMs = String(openMs)
+  } else {
+    pill.textContent = `primary: idb://${DB_NAME}, held by another tab's worker (this tab uses it there)`
+  }
+  pill.dataset.leads = String(db.leads)
+}
+
+/**
+ * While the tab holding the database goes away (closed, reloaded, crashed), a
+ * banner says so; the next tab's worker opens the data, calls made meanwhile
+ * wait for it, and the banner goes.
+ */
+function onLeaderChange(e: LinkEvent, db: () => Database | null): void {
+  if (e.type === 'lost') {
+    showBanner(`The tab holding ${DB_NAME} went away; a tab's worker is taking the database over…`, 'info')
+    status('primary', `primary: idb://${DB_NAME}, being taken over…`)
+    return
+  }
+  if (e.ms === 0) return // the first link: not a takeover
+  byId('banner').hidden = true
+  const d = db()
+  if (d) showOpened(d)
   const pill = pills.get('primary')!
-  pill.dataset.openMs = String(openMs)
-  pill.dataset.waitMs = String(Math.round(waitMs))
+  pill.textContent += ` · taken over in ${Math.round(e.ms)} ms`
+  pill.dataset.takeoverMs = String(Math.round(e.ms))
+}
+
+/**
+ * The inspector's and the replica's slots, one set per open tab: each tab
+ * streams on its own, and a slot streams to one consumer at a time. A tab
+ * takes the lowest free set (a Web Lock per set, held while it lives), so a
+ * reloaded tab gets its set back and the slots never outnumber the tabs open at once.
+ */
+async function slotSet(): Promise<{ inspector: string; replica: string }> {
+  for (let k = 0; ; k++) {
+    const held = await new Promise<boolean>((resolve) => {
+      void navigator.locks.request(`tabgres-demo:slots:${k}`, { ifAvailable: true }, (lock) => {
+        resolve(lock !== null)
+        return lock ? new Promise<void>(() => {}) : undefined
+      })
+    })
+    if (held) return k === 0 ? { inspector: INSPECTOR_SLOT, replica: REPLICA_SLOT } : { inspector: `${INSPECTOR_SLOT}_${k}`, replica: `${REPLICA_SLOT}_${k}` }
+  }
+}
+
+/**
+ * START_REPLICATION, waiting out 55006: the slot may still stream to this
+ * tab's page before a reload until the worker holding the data notices that
+ * page is gone (its Web Lock, a moment). Bounded, as a consumer's reconnect.
+ */
+async function startStreaming<T>(start: () => Promise<T>): Promise<T> {
+  const until = performance.now() + 10_000
+  for (;;) {
+    try {
+      return await start()
+    } catch (e) {
+      if (!(e instanceof PgError && e.code === '55006') || performance.now() > until) throw e
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
 }
 
 /** CREATE_REPLICATION_SLOT, unless the slot survived from an earlier visit. */
@@ -85,33 +144,13 @@ async function ensureSchema(db: Database): Promise<void> {
   if (!rows.length) await db.exec(`CREATE PUBLICATION ${PUBLICATION} FOR ALL TABLES`)
 }
 
-/**
- * One tab owns the database (a Web Lock per name). A second tab says so and
- * waits: it opens the database as soon as the first tab closes or reloads.
- */
-async function openPrimary(progress: BootProgressView): Promise<{ db: Database; waitedForTab: boolean }> {
-  const { onProgress } = progress
-  try {
-    return { db: await openDatabase(DB_NAME, { onProgress }), waitedForTab: false }
-  } catch (e) {
-    if (!(e instanceof PgError && e.code === '55006')) throw e // object_in_use: another tab has it
-    status('primary', `primary: open in another tab; waiting for it to close…`)
-    progress.relabel('lock', 'waiting for the other tab to close the database (its name lock)')
-    showBanner(
-      `The database ${DB_NAME} is open in another tab (one tab owns it at a time). This tab opens it as soon as that tab is closed or reloaded.`,
-      'info',
-    )
-    const db = await openDatabase(DB_NAME, { onLocked: 'wait', onProgress })
-    byId('banner').hidden = true
-    return { db, waitedForTab: true }
-  }
-}
-
 const progress = new BootProgressView(byId('boot'))
 
 /** Opens the primary and reads the todo list from it: once this resolves, the database has answered. */
 async function firstAnswer(): Promise<{ db: Database; app: TodoApp }> {
-  const { db, waitedForTab } = await openPrimary(progress)
+  let opened: Database | null = null
+  const db = await openDatabase(DB_NAME, { onProgress: progress.onProgress, onLeaderChange: (e) => onLeaderChange(e, () => opened) })
+  opened = db
   status('primary', `primary: idb://${DB_NAME} open, first query…`)
   progress.step('schema')
   await ensureSchema(db)
@@ -119,8 +158,8 @@ async function firstAnswer(): Promise<{ db: Database; app: TodoApp }> {
   const app = new TodoApp(db, byId('app'), showError)
   await app.refresh()
   // Only now may anything say ready; the offline pill waits for this promise.
-  showOpened(db.boot, waitedForTab)
-  progress.done(`PostgreSQL answered: idb://${DB_NAME} ${db.boot.created ? 'created' : 'reopened'}`)
+  showOpened(db)
+  progress.done(db.leads ? `PostgreSQL answered: idb://${DB_NAME} ${db.boot.created ? 'created' : 'reopened'}` : `PostgreSQL answered from another tab's worker`)
   return { db, app }
 }
 
@@ -139,15 +178,16 @@ async function main(): Promise<void> {
 
   const { db, app } = await answered
   new SqlConsole(db, byId('console'), () => void app.refresh())
-  await ensureSlot(db, INSPECTOR_SLOT)
-  await ensureSlot(db, REPLICA_SLOT)
+  const slots = await slotSet()
+  await ensureSlot(db, slots.inspector)
+  await ensureSlot(db, slots.replica)
 
   const inspector = new Inspector(byId('inspector'), byId('counters'))
   const panel = new ReplicaPanel(db, replica, PUBLICATION, byId('checksums'))
 
   // The inspector watches from now on: start at the current position.
   const [{ lsn }] = (await db.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows
-  const stream = await db.startReplication({ slot: INSPECTOR_SLOT, startLsn: lsn, options: PGOUTPUT })
+  const stream = await startStreaming(() => db.startReplication({ slot: slots.inspector, startLsn: lsn, options: PGOUTPUT }))
   inspector.onCommit = () => {
     void app.refresh()
     void panel.refresh()
@@ -156,7 +196,7 @@ async function main(): Promise<void> {
 
   const bootMs = await replicaBoot
   const snapshot = await takeSnapshot(db, PUBLICATION)
-  const port = await db.replicationPort({ slot: REPLICA_SLOT, startLsn: snapshot.lsn, options: PGOUTPUT })
+  const port = await startStreaming(() => db.replicationPort({ slot: slots.replica, startLsn: snapshot.lsn, options: PGOUTPUT }))
   const rows = snapshot.tables.reduce((n, t) => n + t.rows.length, 0)
   status('replica', `replica: booted in ${Math.round(bootMs)} ms, copied ${plural(rows, 'row')} at ${snapshot.lsn}`, 'ok')
   await replica.start(

@@ -19,6 +19,9 @@ const todos = table('todos').columns({ id: number(), title: string(), done: bool
 const schema = createSchema({ tables: [todos], enableLegacyQueries: true, enableLegacyMutators: true })
 type Todo = { id: number; title: string; done: boolean }
 
+/** Held by the tab whose zero-cache runs. */
+const ZERO_LOCK = 'tabgres-demo:zero-cache'
+
 /** The replica's identity: a full resync makes a new one. Kept per browser to tell a resumed replica from a new one. */
 const VERSION_KEY = 'tabgres-demo-zero-replica-version'
 
@@ -58,10 +61,18 @@ export async function startZeroPanel({ primary, root, status, onError }: ZeroPan
     await zero.mutate.todos.insert({ id: id!, title, done: false })
   }
 
+  // One zero-cache per playground (its replica is one per origin): it runs in the first tab that gets here,
+  // and another tab's panel starts its own once that tab has gone (a Web Lock, held while this page lives).
+  const hold = (lock: Lock | null) => lock && new Promise<void>(() => {})
+  const free = await new Promise<boolean>((r) => void navigator.locks.request(ZERO_LOCK, { ifAvailable: true }, (lock) => (r(lock !== null), hold(lock))))
+  if (!free) {
+    status('zero-cache: runs in another tab of this playground; this panel starts its own when that tab closes')
+    await new Promise<void>((r) => void navigator.locks.request(ZERO_LOCK, (lock) => (r(), hold(lock))))
+  }
   status('zero-cache: opening its databases…')
   const started = performance.now()
-  // This tab holds the primary, so whoever still holds these is a tab that held it before and is going away
-  // (the page before a reload, or a closed tab): its workers end in a moment, so wait for them rather than fail with 55006.
+  // Whoever still holds these is a tab that ran zero-cache before and is going away (the page before a
+  // reload, or a closed tab): its workers end in a moment, so wait for them rather than fail with 55006.
   const [cvr, change] = await Promise.all([
     openDatabase('tabgres-demo-zero-cvr', { onLocked: 'wait' }),
     openDatabase('tabgres-demo-zero-change', { onLocked: 'wait' }),

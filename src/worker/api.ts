@@ -340,8 +340,9 @@ export function makeApi(openDatabase: OpenEngine, { view = false } = {}) {
       // posted reach their slots first (bounded; ReplicationSession.finish).
       await Promise.all([
         ...open.map((t) => t.done.catch(() => {})),
-        // At a handover, the stream stops with no last message: its consumer's
-        // Database re-attaches it to the next leader from what it received.
+        // At a handover (or when the tab that read it has gone), the stream
+        // stops with no last message: its consumer's Database re-attaches it
+        // to the next leader from what it received.
         ...[...streams].map(([s, w]) => (handover ? (w.detach(), s.stop(), s.done.catch(() => {})) : s.finish(SHUTDOWN_WAIT_MS))),
         ...[...wireSessions].map((w) => w.shutdown()),
       ])

@@ -38,10 +38,11 @@ export async function lead(name: string, joins: MessagePort, makeView: () => Wor
     await view.open(name)
     views.add(view)
     Comlink.expose(view, port)
+    // Its streams stop at once: nobody is left to confirm what they sent.
     const ended = () => {
       views.delete(view)
       port.close()
-      return view.close()
+      return view.close({ handover: true })
     }
     navigator.locks.request(holder, { signal: gone.signal }, ended).catch(() => {}) // aborted: this leader ends first
   }

@@ -309,12 +309,16 @@ describe('errors and ownership', () => {
     await db.close()
   })
 
-  it('a second open of a held name fails with 55006, or waits for it with onLocked: wait', async () => {
+  it('a second open of a held name shares it (the default), fails with 55006 with onLocked: fail, or waits for it with onLocked: wait', async () => {
     const name = unique('owned')
     const first = await openDatabase(name)
     await first.exec('CREATE TABLE t (v text)')
     await first.query(`INSERT INTO t VALUES ('first')`)
-    const refused = await openDatabase(name).catch((e) => e)
+    const shared = await openDatabase(name)
+    expect([first.leads, shared.leads]).toEqual([true, false])
+    expect((await shared.query<{ v: string }>('SELECT v FROM t')).rows).toEqual([{ v: 'first' }])
+    await shared.close()
+    const refused = await openDatabase(name, { onLocked: 'fail' }).catch((e) => e)
     expect(refused).toBeInstanceOf(PgError)
     expect(refused).toMatchObject({ code: '55006', message: `database "${name}" is open in another tab or worker` })
     let opened = false
