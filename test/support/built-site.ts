@@ -35,7 +35,7 @@ export async function serveBuiltSite(config: InlineConfig): Promise<BuiltSite> {
   try {
     await build(site)
     const port = await freePort()
-    server = await preview({ ...site, preview: { host: '127.0.0.1', port, strictPort: true } })
+    server = await preview({ ...site, preview: { ...site.preview, host: '127.0.0.1', port, strictPort: true } })
     browser = await launchChromium()
     return { url: `http://127.0.0.1:${port}/`, browser, close }
   } catch (e) {
