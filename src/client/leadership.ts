@@ -169,16 +169,19 @@ export class Leadership {
   }
 
   private async joined(port: MessagePort, leader: string): Promise<void> {
-    // This page's own worker leads (it won while the join waited): talk to it directly.
-    if (this.now?.local || this.closed.signal.aborted) return port.close()
     const api = Comlink.wrap<WorkerApi>(port)
+    // This page's own worker leads (it won while the join waited): talk to it directly, and end the view made for the join.
+    const unneeded = () => {
+      void api.close().catch(() => {}).finally(() => (api[Comlink.releaseProxy](), port.close()))
+    }
+    if (this.now?.local || this.closed.signal.aborted) return unneeded()
     const lost = this.watch(leader)
     const boot = await Promise.race([api.hello(), lost.then(() => null)]).catch(() => null)
     if (!boot) {
       port.close()
       return this.join(leader) // it went before answering
     }
-    if (this.now?.local || this.closed.signal.aborted) return port.close()
+    if (this.now?.local || this.closed.signal.aborted) return unneeded()
     this.adopt({ api, leader, local: false, boot, lost })
   }
 

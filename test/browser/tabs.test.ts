@@ -31,7 +31,7 @@ function tab(name: string) {
       for (const w of waiters.splice(0)) w()
     },
   })
-  return { db, next: (kind: LinkEvent['type']) => nextEvent(events, waiters, kind) }
+  return { db, events, next: (kind: LinkEvent['type']) => nextEvent(events, waiters, kind) }
 }
 
 describe('every tab uses the database', () => {
@@ -128,7 +128,8 @@ describe('every tab uses the database', () => {
 
   it('a stream re-attaches to each new leader by itself: every transaction once, in order, none missing', async () => {
     const name = unique('tabs')
-    const tabs = [await tab(name).db, await tab(name).db, await tab(name).db]
+    const streaming = tab(name)
+    const tabs = [await tab(name).db, await streaming.db, await tab(name).db]
     const [a, b] = tabs
     try {
       await a.exec(`CREATE TABLE t (id int PRIMARY KEY); CREATE PUBLICATION p FOR ALL TABLES`)
@@ -167,10 +168,45 @@ describe('every tab uses the database', () => {
       }
       await consumed
       expect(received).toEqual(Array.from({ length: N }, (_, i) => i + 1))
+      // The stream's tab reached a new leader after each of the three kills (its first link aside).
+      expect(streaming.events.filter((e) => e.type === 'linked' && e.ms > 0).length).toBeGreaterThanOrEqual(3)
       expect((await c.query('SELECT count(*)::int AS n FROM t')).rows).toEqual([{ n: N }])
       await stream.close()
     } finally {
       await Promise.all(tabs.map((d) => d.close()))
+    }
+  })
+
+  it('a wire session on another tab\'s worker ends as a lost connection when that tab dies', async () => {
+    const name = unique('tabs')
+    const a = await tab(name).db
+    const b = await tab(name).db
+    try {
+      const port = await b.connect()
+      const received: (ArrayBuffer | null)[] = []
+      let wake = () => {}
+      port.onmessage = (ev) => {
+        received.push(ev.data)
+        wake()
+      }
+      const until = async (pred: () => boolean) => {
+        while (!pred()) await new Promise<void>((r) => (wake = r))
+      }
+      // StartupMessage (protocol 3.0): the session answers (AuthenticationOk ... ReadyForQuery).
+      const params = new TextEncoder().encode('user\0postgres\0database\0postgres\0\0')
+      const startup = new Uint8Array(8 + params.length)
+      new DataView(startup.buffer).setInt32(0, startup.length)
+      new DataView(startup.buffer).setInt32(4, 196608)
+      startup.set(params, 8)
+      port.postMessage(startup.buffer, [startup.buffer])
+      await until(() => received.length > 0)
+      expect(received[0]).toBeInstanceOf(ArrayBuffer)
+      a.terminate()
+      await until(() => received.includes(null))
+      // b goes on: its own worker took over.
+      expect((await b.query('SELECT 1 AS x')).rows).toEqual([{ x: 1 }])
+    } finally {
+      await b.close()
     }
   })
 })
