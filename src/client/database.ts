@@ -40,6 +40,8 @@ export interface LinkSource {
   readonly holder: string | null
   /** This page's own worker leads (its calls go to no other tab). */
   readonly leads: boolean
+  /** The data may change hands (./leadership.ts): wire sessions are relayed, to end them when it does. */
+  readonly movable: boolean
   close(): void
   /** Ends this page's worker at once (killWorker). */
   kill(): void
@@ -47,8 +49,8 @@ export interface LinkSource {
 
 /** One API that never changes hands (the testing kit's port, a worker given to openDatabase by a test). */
 export function fixedLink(api: Comlink.Remote<WorkerApi>, boot: BootInfo, end: () => void): LinkSource {
-  const link: Link = { api, boot, leader: 'fixed', local: true, lost: new Promise(() => {}) }
-  return { link: async () => link, current: link, holder: null, leads: true, close: end, kill: end }
+  const link: Link = { api, boot, leader: 'fixed', local: true, lost: new Promise(() => {}) } // never lost
+  return { link: async () => link, current: link, holder: null, leads: true, movable: false, close: end, kill: end }
 }
 
 /** A call that fails with the link's loss if the leader goes while it is in flight. */
@@ -231,7 +233,7 @@ export class Database implements Queryable {
     const holder = options.holder ?? this.links.holder ?? undefined
     const { port1: session, port2: remote } = new MessageChannel()
     await onLink(link, link.api.connect(Comlink.transfer(remote, [remote]), { ...options, holder }))
-    if (link.leader === 'fixed') return session
+    if (!this.links.movable) return session
     const { port1: client, port2: mine } = new MessageChannel()
     relayWire(mine, session, link.lost)
     return client

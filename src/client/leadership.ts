@@ -116,6 +116,8 @@ export class Leadership {
     return this.now
   }
 
+  readonly movable = true
+
   /** This page's own worker holds the data now. */
   get leads(): boolean {
     return this.now?.local ?? false
@@ -197,9 +199,7 @@ export class Leadership {
 
   private adopt(link: Link): void {
     this.failure = null
-    const previous = this.now
     this.now = link
-    if (previous && previous !== link && !previous.local) previous.api[Comlink.releaseProxy]()
     this.opts.onEvent?.({ type: 'linked', leader: link.leader, local: link.local, ms: this.lostAt ? performance.now() - this.lostAt : 0 })
     this.lostAt = 0
     for (const w of this.waiters.splice(0)) w.resolve(link)
@@ -223,7 +223,8 @@ export class Leadership {
       this.failure = error // not sharing: no other tab's worker takes over
       return
     }
-    if (!link.local) link.api[Comlink.releaseProxy]()
+    // Not released: a transaction still holding this link must hear 08006 from it
+    // (onLink), not that its proxy was released; its port is dead and Comlink lets go on GC.
     this.join(link.leader)
   }
 

@@ -16,49 +16,21 @@ import * as Comlink from 'comlink'
 import { type PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite'
 import { PgError, SqlState, toPgError } from '../protocol/errors'
 import { setsSessionTimeout } from '../engine/backend/idle-timeouts'
-import { formatLsn, parseLsn } from '../protocol/lsn'
+import { formatLsn } from '../protocol/lsn'
 import type { PageToWorker } from '../protocol/stream-port'
 import type { BootInfo, BootProgress, Engine, EngineOptions } from './engine'
 import { truncateIdentifier, type ReplicationCommand } from '../engine/replication/commands'
 import { type ReplicationSession } from '../engine/replication/session'
-import { parseStartOptions } from '../engine/replication/start-options'
-import { runReplicationCommand, startReplication, type StreamRequest } from '../engine/replication/walsender'
+import { runReplicationCommand, startReplication } from '../engine/replication/walsender'
 import { positionLsn } from '../engine/replication/positions'
 import { endWhenFree } from './transport/holder'
 import { lead, type Leading } from './peers'
+import { leaderLost } from '../protocol/peers'
 import { PortWriter } from './transport/port-writer'
+import { streamRequestOf, type CommandResult, type CreateSlotRequest, type StartReplicationRequest } from './requests'
 import { ServerSession, type ServerOptions, type WireEngine } from '../wire/server-session'
 
-export interface StartReplicationRequest {
-  slot: string
-  /** X/Y; default 0/0 (the slot's confirmed position). */
-  startLsn?: string
-  /** pgoutput options, e.g. { proto_version: '1', publication_names: 'p', messages: 'true' }. */
-  options: Record<string, string>
-  /** Flow-control window in bytes (default DEFAULT_STREAM_WINDOW). */
-  window?: number
-}
-
-export interface CreateSlotRequest {
-  temporary?: boolean
-  snapshot?: 'export' | 'use' | 'nothing'
-}
-
-/** A replication command's result, as the page receives it. */
-export interface CommandResult {
-  columns: string[]
-  rows: (string | null)[][]
-  commandTag: string
-}
-
-/** A stream request from structured options: names as given (as quoted identifiers are), never parsed as SQL. */
-export function streamRequestOf(req: StartReplicationRequest): StreamRequest {
-  const lsn = req.startLsn ?? '0/0'
-  const startLsn = parseLsn(lsn)
-  if (startLsn === null) throw new PgError({ code: SqlState.syntaxError, message: `invalid LSN "${lsn}"` })
-  const options = new Map(Object.entries(req.options).map(([k, v]) => [truncateIdentifier(k), String(v)]))
-  return { slot: truncateIdentifier(req.slot), startLsn, options: parseStartOptions(options) }
-}
+export type { CommandResult, CreateSlotRequest, StartReplicationRequest } from './requests'
 
 /** How long a stream waits at close() for its consumer to confirm what it was sent. */
 const SHUTDOWN_WAIT_MS = 2000
@@ -82,7 +54,11 @@ export function makeApi(openDatabase: OpenEngine, { view = false } = {}) {
   let nextTx = 1
   let leading: Leading | null = null
 
+  /** A view whose leader is handing over (or whose tab went): its calls fail as a lost leader's do, and are retried on the next. */
+  let handedOver: string | null = null
+
   function current(): Engine {
+    if (handedOver !== null) throw leaderLost(handedOver)
     if (!engine) throw new PgError({ code: '08003', message: 'the database is not open' }) // connection_does_not_exist
     return engine
   }
@@ -129,6 +105,7 @@ export function makeApi(openDatabase: OpenEngine, { view = false } = {}) {
   }
 
   function tx(id: number): TxEntry {
+    if (handedOver !== null) throw leaderLost(handedOver) // the transaction rolled back with the handover
     const t = transactions.get(id)
     if (!t) throw new PgError({ code: '25P01', message: `no transaction ${id} is open` }) // no_active_sql_transaction
     return t
@@ -201,7 +178,7 @@ export function makeApi(openDatabase: OpenEngine, { view = false } = {}) {
         refuseSessionTimeouts(sql)
         return await tx(id).tx.query(sql, params, options)
       } catch (err) {
-        throw toPgError(err)
+        throw handedOver !== null ? leaderLost(handedOver) : toPgError(err)
       }
     },
 
@@ -210,7 +187,7 @@ export function makeApi(openDatabase: OpenEngine, { view = false } = {}) {
         refuseSessionTimeouts(sql)
         return await tx(id).tx.exec(sql)
       } catch (err) {
-        throw toPgError(err)
+        throw handedOver !== null ? leaderLost(handedOver) : toPgError(err)
       }
     },
 
@@ -331,6 +308,7 @@ export function makeApi(openDatabase: OpenEngine, { view = false } = {}) {
     async close({ handover = false } = {}): Promise<void> {
       if (!engine) return
       const e = engine
+      if (view && handover) handedOver = e.name
       // An open transaction holds PGlite's transaction lock: what is left open
       // when the page goes away rolls back, as a dropped connection's does.
       const open = [...transactions.values()]

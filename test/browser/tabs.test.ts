@@ -209,4 +209,32 @@ describe('every tab uses the database', () => {
       await b.close()
     }
   })
+
+  it('the leader closing hands over: a follower\'s open transaction fails with 08006, its next calls reach the next leader', async () => {
+    const name = unique('tabs')
+    const a = await tab(name).db
+    const b = await tab(name).db
+    try {
+      await a.exec('CREATE TABLE t (id int)')
+      let inside!: () => void
+      const entered = new Promise<void>((r) => (inside = r))
+      let proceed!: () => void
+      const closed = new Promise<void>((r) => (proceed = r))
+      const tx = b.transaction(async (q) => {
+        await q.query('INSERT INTO t VALUES (1)')
+        inside()
+        await closed
+        await q.query('INSERT INTO t VALUES (2)')
+      })
+      await entered
+      // a's close waits for nothing of b's: b's transaction rolls back with the handover.
+      await a.close()
+      proceed()
+      await expect(tx).rejects.toMatchObject({ code: '08006' })
+      expect((await b.query('SELECT count(*)::int AS n FROM t')).rows).toEqual([{ n: 0 }])
+      expect(b.leads).toBe(true)
+    } finally {
+      await b.close()
+    }
+  })
 })

@@ -168,4 +168,4 @@ it(`three tabs write and two stream while the leader is closed, reloaded or kill
       `${primary.length} rows; takeover seen by a tab: p50 ${sorted[Math.floor(sorted.length / 2)]?.toFixed(0)} ms, max ${sorted.at(-1)?.toFixed(0)} ms`,
   )
   await context.close()
-})
+}, 600_000)
