@@ -2,6 +2,7 @@
 //
 //   dist/client/index.js   the page's API (openDatabase, ReplicationStream, decoder)
 //   dist/worker/index.js   the database worker the client spawns
+//   dist/worker/broker.js  the SharedWorker through which tabs reach the worker holding a database
 //   dist/engine/index.js   the engine for a PGlite of your own (Node)
 //   dist/node/server.js    the TCP wire server (Node)
 //   dist/testing/node.js   the testing kit for Node (fresh in-memory databases)
@@ -29,6 +30,7 @@ await build({
     'src/client/index.ts',
     'src/worker/index.ts',
     'src/worker/kit.ts',
+    'src/worker/broker.ts',
     'src/engine/index.ts',
     'src/node/server.ts',
     'src/testing/node.ts',
@@ -69,6 +71,7 @@ function rewriteWorkerUrl(worker: string) {
 }
 rewriteWorkerUrl('index')
 rewriteWorkerUrl('kit')
+rewriteWorkerUrl('broker')
 
 // The template data directory the workers fetch (src/worker/storage/template-source.ts),
 // beside them at the path their URL names, with its key (the Node kit checks it).
