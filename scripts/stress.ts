@@ -20,6 +20,7 @@ const SUITES = [
   'test/node/replica-regressions.test.ts',
   'test/node/fuzz-replica.test.ts',
   'test/e2e/crash.test.ts',
+  'test/e2e/tabs.test.ts',
 ]
 
 const loops = Number(process.env.STRESS_LOOPS ?? availableParallelism() + 1)
