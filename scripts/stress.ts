@@ -1,6 +1,6 @@
 // The stress tier (npm run test:stress): the suites whose promises must hold
 // on a busy machine (durability across restarts, the wire protocol with real
-// clients, replicas fed by the stream, crashes in Chromium) run while busy
+// clients, replicas fed by the stream, crashes and tab takeovers in Chromium) run while busy
 // loops keep every core loaded, as a shared CI machine is. Every wait in
 // them is on an event; a failure here is a real race, not a slow machine.
 //

@@ -20,11 +20,9 @@ interface Leader {
   port: MessagePort
 }
 
-const leaders = new Map<string, Leader>()
-/** Joins waiting for a leader other than the one they saw end. */
-const waiting = new Map<string, Extract<PageToBroker, { type: 'join' }>[]>()
+type Join = Extract<PageToBroker, { type: 'join' }>
 
-function route(leader: Leader, join: Extract<PageToBroker, { type: 'join' }>): void {
+function route(leader: Leader, join: Join): void {
   // Posted on the joiner's port, so it reaches the joining page first, which
   // learns whose Web Lock to watch before the leader's API answers.
   const routed: Routed = { type: 'routed', leader: leader.id }
@@ -33,36 +31,45 @@ function route(leader: Leader, join: Extract<PageToBroker, { type: 'join' }>): v
   leader.port.postMessage(request, [join.port])
 }
 
-function onMessage(m: PageToBroker): void {
-  if (m.type === 'lead') {
-    leaders.get(m.name)?.port.close()
-    const leader = { id: m.leader, port: m.port }
-    leaders.set(m.name, leader)
-    const queued = waiting.get(m.name) ?? []
-    waiting.delete(m.name)
-    for (const j of queued) {
-      if (j.notLeader === leader.id) waiting.set(m.name, [...(waiting.get(m.name) ?? []), j])
-      else route(leader, j)
-    }
-  } else if (m.type === 'join') {
-    const leader = leaders.get(m.name)
-    if (leader && leader.id === m.notLeader) {
-      leader.port.close()
-      leaders.delete(m.name)
-    }
-    const current = leaders.get(m.name)
-    if (current) route(current, m)
-    else waiting.set(m.name, [...(waiting.get(m.name) ?? []), m])
-  } else if (m.type === 'resign') {
-    const leader = leaders.get(m.name)
-    if (leader?.id === m.leader) {
-      leader.port.close()
-      leaders.delete(m.name)
+/** The broker's state and its one handler (each page's messages, in order). */
+export function createBroker(): (m: PageToBroker) => void {
+  const leaders = new Map<string, Leader>()
+  /** Joins waiting for a leader other than the one they saw end. */
+  const waiting = new Map<string, Join[]>()
+  const wait = (name: string, j: Join) => waiting.set(name, [...(waiting.get(name) ?? []), j])
+  const forget = (name: string) => {
+    leaders.get(name)?.port.close()
+    leaders.delete(name)
+  }
+
+  return (m) => {
+    if (m.type === 'lead') {
+      forget(m.name)
+      const leader = { id: m.leader, port: m.port }
+      leaders.set(m.name, leader)
+      const queued = waiting.get(m.name) ?? []
+      waiting.delete(m.name)
+      for (const j of queued) {
+        if (j.notLeader === leader.id) wait(m.name, j)
+        else route(leader, j)
+      }
+    } else if (m.type === 'join') {
+      // The joiner saw this leader end: it is gone, whatever this broker last heard.
+      if (leaders.get(m.name)?.id === m.notLeader) forget(m.name)
+      const current = leaders.get(m.name)
+      if (current) route(current, m)
+      else wait(m.name, m)
+    } else if (m.type === 'resign') {
+      if (leaders.get(m.name)?.id === m.leader) forget(m.name)
     }
   }
 }
 
-self.onconnect = (ev: MessageEvent) => {
-  const port = ev.ports[0]
-  port.onmessage = (e: MessageEvent<PageToBroker>) => onMessage(e.data)
+// Only as the SharedWorker (a test imports createBroker alone).
+if (typeof SharedWorkerGlobalScope !== 'undefined' && self instanceof SharedWorkerGlobalScope) {
+  const onMessage = createBroker()
+  self.onconnect = (ev: MessageEvent) => {
+    const port = ev.ports[0]
+    port.onmessage = (e: MessageEvent<PageToBroker>) => onMessage(e.data)
+  }
 }
