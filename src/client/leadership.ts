@@ -231,6 +231,8 @@ export class Leadership {
   /** Ends the candidacy and lets go of the holder lock; the caller has closed its API. */
   close(): void {
     this.closed.abort()
+    // Joins no longer go to this page's worker (the others learn it from its lock).
+    if (this.now?.local) brokerPort()?.postMessage({ type: 'resign', name: this.name, leader: this.now.leader } satisfies PageToBroker)
     this.now = null
     const closed = new PgError({ code: '08003', message: `database "${this.name}" is closed` })
     for (const w of this.waiters.splice(0)) w.reject(closed)
