@@ -179,6 +179,9 @@ async function main(): Promise<void> {
   const { db, app } = await answered
   new SqlConsole(db, byId('console'), () => void app.refresh())
   const slots = await slotSet()
+  // This tab's own slots (a second tab streams its own set): the panels name them.
+  document.querySelector('[data-testid="inspector-slot"]')!.textContent = slots.inspector
+  document.querySelector('[data-testid="replica-slot"]')!.textContent = slots.replica
   await ensureSlot(db, slots.inspector)
   await ensureSlot(db, slots.replica)
 

@@ -251,6 +251,10 @@ describe('playground (built, in Chromium)', () => {
     await expect(pill.textContent()).resolves.toBe("primary: idb://tabgres-demo, held by another tab's worker (this tab uses it there)")
     await expect(second.locator('#banner').isHidden()).resolves.toBe(true)
     await todosInSync(second, 2)
+    // Its inspector and replica stream slots of their own (the first tab's stream to it).
+    await expect(second.getByTestId('inspector-slot').textContent()).resolves.toBe('demo_inspector_1')
+    await expect(second.getByTestId('replica-slot').textContent()).resolves.toBe('demo_replica_1')
+    await expect(page.getByTestId('inspector-slot').textContent()).resolves.toBe('demo_inspector')
     // A write in either tab shows in both (each tab's inspector hears every commit).
     await addTodo(second, 'from the second tab')
     await page.getByTestId('todo-list').getByText('from the second tab', { exact: true }).waitFor({ timeout: 60_000 })
