@@ -7,7 +7,8 @@
 
 import * as Comlink from 'comlink'
 import type { QueryOptions, Results } from '@electric-sql/pglite'
-import { PgError, toPgError } from '../protocol/errors'
+import { toPgError } from '../protocol/errors'
+import { databaseClosed } from '../protocol/peers'
 import { formatLsn, parseLsn, type Lsn } from '../protocol/lsn'
 import type { PageToWorker, WorkerToPage } from '../protocol/stream-port'
 import type { CommandResult, CreateSlotRequest, StartReplicationRequest, WorkerApi } from '../worker/api'
@@ -61,18 +62,18 @@ function onLink<T>(link: Link, call: Promise<T>): Promise<T> {
 export class Database implements Queryable {
   private closing: Promise<void> | null = null
   private ended = false
-  /** Streams this Database attached, by the port it keeps to each (their control end). */
-  private readonly streams = new Map<MessagePort, StartReplicationRequest>()
+  /** The streams this Database attached and may re-attach: the port it keeps to each (its control end). */
+  private readonly streams = new Set<MessagePort>()
 
   constructor(
     readonly name: string,
     private readonly links: LinkSource,
-    private firstBoot: BootInfo,
+    private lastBoot: BootInfo,
   ) {}
 
-  /** How the data this Database reaches was opened (the leader's boot). */
+  /** How the data this Database reaches was opened (the boot of the leader it reached last). */
   get boot(): BootInfo {
-    return this.firstBoot
+    return this.lastBoot
   }
 
   /** True while this page's own worker holds the data. */
@@ -81,9 +82,9 @@ export class Database implements Queryable {
   }
 
   private async link(): Promise<Link> {
-    if (this.ended) throw new PgError({ code: '08003', message: `database "${this.name}" is closed` }) // connection_does_not_exist
+    if (this.ended) throw databaseClosed(this.name)
     const link = await this.links.link()
-    this.firstBoot = link.boot
+    this.lastBoot = link.boot
     return link
   }
 
@@ -161,7 +162,7 @@ export class Database implements Queryable {
       control.close()
       throw e
     }
-    this.streams.set(control, req)
+    this.streams.add(control)
     control.onmessage = (ev: MessageEvent<PageToWorker>) => {
       const m = ev.data
       if (m.type === 'ended') {
@@ -259,7 +260,7 @@ export class Database implements Queryable {
         else if (link) await onLink(link, link.api.close()).catch(() => {}) // that leader went: nothing of this page's is left there
       } finally {
         this.ended = true
-        for (const control of this.streams.keys()) control.close()
+        for (const control of this.streams) control.close()
         this.streams.clear()
         this.links.close()
       }

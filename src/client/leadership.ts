@@ -16,7 +16,8 @@
 
 import * as Comlink from 'comlink'
 import { PgError } from '../protocol/errors'
-import { leaderLock, leaderLost, peerLock, type PageToBroker, type Routed } from '../protocol/peers'
+import { databaseClosed, leaderLock, leaderLost, peerLock, type PageToBroker, type Routed } from '../protocol/peers'
+import { holdLock, whenFree } from '../protocol/web-locks'
 import type { WorkerApi } from '../worker/api'
 import type { BootInfo, BootProgress, EngineOptions } from '../worker/engine'
 
@@ -77,12 +78,7 @@ export class Leadership {
 
   /** Starts the own worker's candidacy and, when sharing, joins whoever leads; resolves with the first link. */
   async start(): Promise<Link> {
-    await new Promise<void>((granted) => {
-      void navigator.locks.request(this.holder, () => {
-        granted()
-        return new Promise<void>((r) => (this.releaseHolder = r))
-      })
-    })
+    this.releaseHolder = await holdLock(this.holder)
     this.campaign()
     if (this.opts.share && brokerPort()) this.join(null)
     return this.link(Infinity)
@@ -92,7 +88,7 @@ export class Leadership {
   link(limit = LINK_WAIT_MS): Promise<Link> {
     if (this.now) return Promise.resolve(this.now)
     if (this.failure) return Promise.reject(this.failure)
-    if (this.closed.signal.aborted) return Promise.reject(new PgError({ code: '08003', message: `database "${this.name}" is closed` }))
+    if (this.closed.signal.aborted) return Promise.reject(databaseClosed(this.name))
     return new Promise((resolve, reject) => {
       const w = { resolve, reject }
       this.waiters.push(w)
@@ -189,12 +185,8 @@ export class Leadership {
 
   /** Resolves once the leader's Web Lock is free: it has closed, or its tab or worker has gone. */
   private watch(leader: string): Promise<PgError> {
-    return navigator.locks
-      .request(leaderLock(this.name, leader), { mode: 'shared', signal: this.closed.signal }, () => {})
-      .then(
-        () => leaderLost(this.name),
-        () => new Promise<PgError>(() => {}), // this Database closed: never lost
-      )
+    // Never resolves once this Database has closed.
+    return new Promise((lost) => whenFree(leaderLock(this.name, leader), () => lost(leaderLost(this.name)), { mode: 'shared', signal: this.closed.signal }))
   }
 
   private adopt(link: Link): void {
@@ -234,7 +226,7 @@ export class Leadership {
     // Joins no longer go to this page's worker (the others learn it from its lock).
     if (this.now?.local) brokerPort()?.postMessage({ type: 'resign', name: this.name, leader: this.now.leader } satisfies PageToBroker)
     this.now = null
-    const closed = new PgError({ code: '08003', message: `database "${this.name}" is closed` })
+    const closed = databaseClosed(this.name)
     for (const w of this.waiters.splice(0)) w.reject(closed)
     this.own?.worker.terminate()
     this.own = null

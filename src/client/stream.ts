@@ -138,9 +138,9 @@ export class ReplicationStream {
     const tag = this.received.see(frame)
     const skip = this.skip
     if (!skip || tag === 0 || !counts(tag)) return false
+    // see() just read this Begin's final LSN into `partial`.
     if (tag === TAG_BEGIN && skip.remaining > 0) {
-      const finalLsn = new DataView(frame.buffer, frame.byteOffset).getBigUint64(PGOUTPUT_OFFSET + 1)
-      if (finalLsn !== skip.finalLsn) {
+      if (this.received.partial!.finalLsn !== skip.finalLsn) {
         this.skip = null // not the transaction received in part: nothing to drop
         return false
       }

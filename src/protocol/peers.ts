@@ -36,6 +36,11 @@ export interface Routed {
   leader: string
 }
 
+/** What a call on a closed Database fails with (08003, connection_does_not_exist). */
+export function databaseClosed(name: string): PgError {
+  return new PgError({ code: '08003', message: `database "${name}" is closed` })
+}
+
 /**
  * What a call in flight fails with when the tab holding the database goes
  * away: as when a PostgreSQL server's connection breaks (08006,

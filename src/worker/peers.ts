@@ -7,6 +7,7 @@
 
 import * as Comlink from 'comlink'
 import { leaderLock, type JoinRequest } from '../protocol/peers'
+import { holdLock, whenFree } from '../protocol/web-locks'
 import type { WorkerApi } from './api'
 
 export interface Leading {
@@ -20,15 +21,8 @@ export interface Leading {
 
 export async function lead(name: string, joins: MessagePort, makeView: () => WorkerApi): Promise<Leading> {
   const id = crypto.randomUUID()
-  let resign!: () => void
-  const held = new Promise<void>((r) => (resign = r))
-  // Other tabs wait on it to learn this worker ended.
-  const taken = new Promise<void>((granted) => {
-    void navigator.locks.request(leaderLock(name, id), () => {
-      granted()
-      return held
-    })
-  })
+  // Other tabs wait on it to learn this worker ended. Granted at once (the id is new), before anyone can ask for it.
+  const resign = await holdLock(leaderLock(name, id))
   const views = new Set<WorkerApi>()
   const gone = new AbortController()
 
@@ -44,10 +38,9 @@ export async function lead(name: string, joins: MessagePort, makeView: () => Wor
       port.close()
       return view.close({ handover: true })
     }
-    navigator.locks.request(holder, { signal: gone.signal }, ended).catch(() => {}) // aborted: this leader ends first
+    whenFree(holder, ended, { signal: gone.signal }) // not once this leader ends first
   }
 
-  await taken // granted at once (the id is new), before anyone can ask for it
   return {
     id,
     async closeViews() {

@@ -22,6 +22,7 @@ import { process, ProcessExit } from '../node/process'
 import { errorFields, type ConnectReply, type ConnectRequest, type ReplicaQuery, type SocketOpen, type StartMessage, type StopMessage, type WorkerEvent } from './messages'
 import { routeFetch } from './endpoints'
 import { serveSocket } from './sockets'
+import { holdLock } from '../../protocol/web-locks'
 
 declare const self: DedicatedWorkerGlobalScope
 
@@ -33,13 +34,6 @@ function post(e: WorkerEvent): void {
 interface Wire {
   port: MessagePort
   release: () => void
-}
-
-/** Holds the Web Lock `name` until `release` is called or this worker ends; `signal` gives up waiting for it. */
-function holdLock(name: string, signal?: AbortSignal): Promise<() => void> {
-  return new Promise((held, failed) => {
-    navigator.locks.request(name, { signal }, () => new Promise<void>((release) => held(release))).catch(failed)
-  })
 }
 
 /** Asks the page for a new wire-protocol port to the database behind `connector`. */
