@@ -22,6 +22,13 @@ function nextEvent(events: LinkEvent[], waiters: (() => void)[], kind: LinkEvent
   })
 }
 
+/** A promise and what resolves it: a test waits for a point another task reaches. */
+function latch(): [Promise<void>, () => void] {
+  let fire!: () => void
+  const reached = new Promise<void>((r) => (fire = r))
+  return [reached, fire]
+}
+
 function tab(name: string) {
   const events: LinkEvent[] = []
   const waiters: (() => void)[] = []
@@ -85,8 +92,7 @@ describe('every tab uses the database', () => {
     const c = await tab(name).db
     try {
       // a's open transaction holds PGlite's lock, so b's query waits in a's worker.
-      let inside!: () => void
-      const entered = new Promise<void>((r) => (inside = r))
+      const [entered, inside] = latch()
       void a.transaction(async () => (inside(), new Promise(() => {}))).catch(() => {})
       await entered
       const waiting = b.query('SELECT 1')
@@ -109,8 +115,7 @@ describe('every tab uses the database', () => {
     const b = await tab(name).db
     try {
       await a.exec('CREATE TABLE t (id int)')
-      let inside!: () => void
-      const entered = new Promise<void>((r) => (inside = r))
+      const [entered, inside] = latch()
       void b
         .transaction(async (tx) => {
           await tx.query('INSERT INTO t VALUES (1)')
@@ -216,10 +221,8 @@ describe('every tab uses the database', () => {
     const b = await tab(name).db
     try {
       await a.exec('CREATE TABLE t (id int)')
-      let inside!: () => void
-      const entered = new Promise<void>((r) => (inside = r))
-      let proceed!: () => void
-      const closed = new Promise<void>((r) => (proceed = r))
+      const [entered, inside] = latch()
+      const [closed, proceed] = latch()
       const tx = b.transaction(async (q) => {
         await q.query('INSERT INTO t VALUES (1)')
         inside()

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url'
 import type { Page } from 'playwright'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { serveBuiltSite, type BuiltSite } from '../support/built-site'
+import { seeded } from '../support/seeded'
 
 const POINTS = Number(process.env.CRASH_POINTS ?? 50)
 const SEED = Number(process.env.CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31))
@@ -38,16 +39,6 @@ beforeAll(async () => {
 }, ROUND_MS)
 
 afterAll(() => site?.close())
-
-function seeded(seed: number): () => number {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = Math.imul(s ^ (s >>> 15), 1 | s)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
-  }
-}
 
 const progress = (page: Page) => page.evaluate(() => (window as unknown as { crashProgress(): Progress }).crashProgress())
 

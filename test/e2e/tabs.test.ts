@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url'
 import type { BrowserContext, Page } from 'playwright'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { serveBuiltSite, type BuiltSite } from '../support/built-site'
+import { seeded } from '../support/seeded'
 
 const TAKEOVERS = Number(process.env.TAKEOVERS ?? 20)
 const SEED = Number(process.env.TABS_SEED ?? Math.floor(Math.random() * 2 ** 31))
@@ -53,16 +54,6 @@ beforeAll(async () => {
 }, WAIT_MS)
 
 afterAll(() => site?.close())
-
-function seeded(seed: number): () => number {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = Math.imul(s ^ (s >>> 15), 1 | s)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
-  }
-}
 
 const fail = (what: string, e: unknown) => new Error(`TABS_SEED=${SEED}: ${what}: ${e}`)
 
