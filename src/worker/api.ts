@@ -104,6 +104,11 @@ export function makeApi(openDatabase: OpenEngine, { view = false } = {}) {
     }
   }
 
+  /** What a failed transaction call says: a lost leader's 08006 once this view was handed over (the transaction rolled back with it). */
+  function txFailure(err: unknown): PgError {
+    return handedOver !== null ? leaderLost(handedOver) : toPgError(err)
+  }
+
   function tx(id: number): TxEntry {
     if (handedOver !== null) throw leaderLost(handedOver) // the transaction rolled back with the handover
     const t = transactions.get(id)
@@ -178,7 +183,7 @@ export function makeApi(openDatabase: OpenEngine, { view = false } = {}) {
         refuseSessionTimeouts(sql)
         return await tx(id).tx.query(sql, params, options)
       } catch (err) {
-        throw handedOver !== null ? leaderLost(handedOver) : toPgError(err)
+        throw txFailure(err)
       }
     },
 
@@ -187,7 +192,7 @@ export function makeApi(openDatabase: OpenEngine, { view = false } = {}) {
         refuseSessionTimeouts(sql)
         return await tx(id).tx.exec(sql)
       } catch (err) {
-        throw handedOver !== null ? leaderLost(handedOver) : toPgError(err)
+        throw txFailure(err)
       }
     },
 
