@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util'
 import postgres from 'postgres'
 import { startServe } from '../src/node/serve-process'
 import { freePort } from '../test/support/free-port'
-import { startPg15 } from './pg15'
+import { startPg15 } from '../test/support/pg15'
 
 const { values } = parseArgs({
   options: {

@@ -21,7 +21,7 @@ import { startZeroCache } from '../src/node/zero-cache'
 import { freePort } from '../test/support/free-port'
 import { ReplicaReader } from '../test/support/zero-replica'
 import { inOneProcess, replicaOf } from '../test/support/zero-wasm'
-import { startPg15 } from './pg15'
+import { startPg15 } from '../test/support/pg15'
 
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, commits: { type: 'string', default: '100' } } })
 const ROWS = Number(values.rows)

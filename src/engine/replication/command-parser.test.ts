@@ -77,9 +77,9 @@ describe('parseStartOptions', () => {
       'client sent proto_version=0 but we only support protocol 1 or higher',
     )
     expect(() => parseStartOptions(opts({ proto_version: '99', publication_names: 'x' }))).toThrow(
-      'client sent proto_version=99 but we only support protocol 3 or lower',
+      'client sent proto_version=99 but we only support protocol 4 or lower',
     )
-    expect(code(() => parseStartOptions(opts({ proto_version: '2', publication_names: 'x' })))).toBe('0A000')
+    expect(code(() => parseStartOptions(opts({ proto_version: '2', publication_names: 'x', two_phase: 'on' })))).toBe('0A000')
     expect(() => parseStartOptions(opts({ proto_version: '1' }))).toThrow('publication_names parameter missing')
     expect(code(() => parseStartOptions(opts({ proto_version: '1' })))).toBe('22023')
     expect(code(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: 'true' })))).toBe('0A000')
@@ -93,6 +93,8 @@ describe('parseStartOptions', () => {
       protoVersion: 1,
       publications: ['a', 'B c', 'd'],
       messages: true,
+      streaming: 'off',
+      twoPhase: false,
     })
   })
 

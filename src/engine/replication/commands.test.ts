@@ -419,16 +419,20 @@ describe('hostile input is data or a clean syntax error, never SQL', () => {
 
 describe('parseStartOptions', () => {
   it('accepts protocol 1 with publications and messages', () => {
-    expect(PROTO_VERSION).toBe(1)
+    expect(PROTO_VERSION).toBe(4)
     expect(parseStartOptions(opts({ proto_version: '1', publication_names: 'a,b', messages: 'true' }))).toEqual({
       protoVersion: 1,
       publications: ['a', 'b'],
       messages: true,
+      streaming: 'off',
+      twoPhase: false,
     })
     expect(parseStartOptions(opts({ publication_names: 'a', proto_version: '1' }))).toEqual({
       protoVersion: 1,
       publications: ['a'],
       messages: false,
+      streaming: 'off',
+      twoPhase: false,
     })
   })
 
@@ -443,17 +447,17 @@ describe('parseStartOptions', () => {
     expect([e.code, e.message]).toEqual(['0A000', 'client sent proto_version=0 but we only support protocol 1 or higher'])
   })
 
-  it("proto_version '99': 0A000 ... protocol 3 or lower", () => {
-    const e = pgError(() => parseStartOptions(opts({ proto_version: '99', publication_names: 'x' })))
-    expect(e.code).toBe('0A000')
-    expect(e.message).toBe('client sent proto_version=99 but we only support protocol 3 or lower')
-  })
-
-  it('proto_version 2 and 3 are valid PostgreSQL versions that tabgres does not implement', () => {
-    for (const v of ['2', '3']) {
+  it("proto_version '5' and up: 0A000 ... protocol 4 or lower (PostgreSQL 16's maximum)", () => {
+    for (const v of ['5', '99']) {
       const e = pgError(() => parseStartOptions(opts({ proto_version: v, publication_names: 'x' })))
       expect(e.code).toBe('0A000')
-      expect(e.message).toBe(`client sent proto_version=${v} but tabgres only supports protocol 1`)
+      expect(e.message).toBe(`client sent proto_version=${v} but we only support protocol 4 or lower`)
+    }
+  })
+
+  it('proto_version 2, 3 and 4 are accepted, as a PostgreSQL 15/16 subscriber sends them', () => {
+    for (const v of [2, 3, 4]) {
+      expect(parseStartOptions(opts({ proto_version: String(v), publication_names: 'x' }))).toMatchObject({ protoVersion: v, streaming: 'off', twoPhase: false })
     }
   })
 
@@ -489,9 +493,16 @@ describe('parseStartOptions', () => {
     expect([e.code, e.message]).toEqual(['22023', 'messages requires a Boolean value'])
   })
 
-  it('streaming and two_phase: off accepted, on is 0A000 naming the needed version', () => {
+  it('streaming and two_phase: off accepted, on below the version that has it is 0A000 naming that version', () => {
     const base = { proto_version: '1', publication_names: 'x' }
     expect(parseStartOptions(opts({ ...base, streaming: 'off', two_phase: 'false' })).protoVersion).toBe(1)
+    expect(parseStartOptions(opts({ ...base, proto_version: '2', streaming: 'on' })).streaming).toBe('on')
+    expect(parseStartOptions(opts({ ...base, proto_version: '3', two_phase: 'on' })).twoPhase).toBe(true)
+    expect(parseStartOptions(opts({ ...base, proto_version: '4', streaming: 'parallel' })).streaming).toBe('parallel')
+    const p3 = pgError(() => parseStartOptions(opts({ ...base, proto_version: '3', streaming: 'parallel' })))
+    expect([p3.code, p3.message]).toEqual(['0A000', 'requested proto_version=3 does not support parallel streaming, need 4 or higher'])
+    // Options come in any order: the check waits for proto_version.
+    expect(parseStartOptions(new Map([['streaming', 'on'], ['proto_version', '2'], ['publication_names', 'x']])).streaming).toBe('on')
     const s = pgError(() => parseStartOptions(opts({ ...base, streaming: 'on' })))
     expect([s.code, s.message]).toEqual(['0A000', 'requested proto_version=1 does not support streaming, need 2 or higher'])
     const p = pgError(() => parseStartOptions(opts({ ...base, streaming: 'parallel' })))
@@ -520,7 +531,7 @@ describe('parseStartOptions', () => {
 
   it('works on the Map that parseReplicationCommand produces', () => {
     const c = start(`START_REPLICATION SLOT "s" LOGICAL 0/16B3748 ("proto_version" '1', publication_names 'a,b', messages 'true')`)
-    expect(parseStartOptions(c.options)).toEqual({ protoVersion: 1, publications: ['a', 'b'], messages: true })
+    expect(parseStartOptions(c.options)).toEqual({ protoVersion: 1, publications: ['a', 'b'], messages: true, streaming: 'off', twoPhase: false })
   })
 })
 

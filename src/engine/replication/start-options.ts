@@ -8,10 +8,14 @@ export interface StartOptions {
   protoVersion: number
   publications: string[] | null
   messages: boolean
+  /** 'off', 'on' (proto 2+) or 'parallel' (proto 4): large transactions go out as Stream Start/Stop/Commit. */
+  streaming: 'off' | 'on' | 'parallel'
+  /** Prepared transactions go out as Begin Prepare / Prepare / Commit Prepared (proto 3+). */
+  twoPhase: boolean
 }
 
-/** The one protocol version tabgres implements. */
-export const PROTO_VERSION = 1
+/** The newest protocol version tabgres speaks (PostgreSQL 16's LOGICALREP_PROTO_MAX_VERSION_NUM). */
+export const PROTO_VERSION = 4
 
 function bool(name: string, v: string | null): boolean {
   if (v === null) return true
@@ -65,6 +69,8 @@ export function parseStartOptions(opts: Map<string, string | null>): StartOption
   let protoVersion: number | null = null
   let publications: string[] | null = null
   let messages = false
+  let streaming: 'off' | 'on' | 'parallel' = 'off'
+  let twoPhase = false
   for (const [name, value] of opts) {
     switch (name) {
       case 'proto_version': {
@@ -92,17 +98,12 @@ export function parseStartOptions(opts: Map<string, string | null>): StartOption
         }
         break
       case 'streaming':
-        if (value !== null && value.toLowerCase() === 'parallel') {
-          throw new PgError({ code: SqlState.featureNotSupported, message: `requested proto_version=${protoVersion ?? 0} does not support parallel streaming, need 4 or higher` })
-        }
-        if (bool(name, value)) {
-          throw new PgError({ code: SqlState.featureNotSupported, message: `requested proto_version=${protoVersion ?? 0} does not support streaming, need 2 or higher` })
-        }
+        // PostgreSQL 16 accepts 'parallel' besides a Boolean; the version
+        // checks follow once proto_version is known (options come in any order).
+        streaming = value !== null && value.trim().toLowerCase() === 'parallel' ? 'parallel' : bool(name, value) ? 'on' : 'off'
         break
       case 'two_phase':
-        if (bool(name, value)) {
-          throw new PgError({ code: SqlState.featureNotSupported, message: `requested proto_version=${protoVersion ?? 0} does not support two-phase commit, need 3 or higher` })
-        }
+        twoPhase = bool(name, value)
         break
       case 'origin':
         if (value === null || !['any', 'none'].includes(value.toLowerCase())) {
@@ -120,17 +121,20 @@ export function parseStartOptions(opts: Map<string, string | null>): StartOption
   if (v < 1) {
     throw new PgError({ code: SqlState.featureNotSupported, message: `client sent proto_version=${v} but we only support protocol 1 or higher` })
   }
-  if (v > 3) {
-    throw new PgError({ code: SqlState.featureNotSupported, message: `client sent proto_version=${v} but we only support protocol 3 or lower` })
-  }
   if (v > PROTO_VERSION) {
-    throw new PgError({
-      code: SqlState.featureNotSupported,
-      message: `client sent proto_version=${v} but tabgres only supports protocol ${PROTO_VERSION}`,
-    })
+    throw new PgError({ code: SqlState.featureNotSupported, message: `client sent proto_version=${v} but we only support protocol ${PROTO_VERSION} or lower` })
+  }
+  if (streaming === 'parallel' && v < 4) {
+    throw new PgError({ code: SqlState.featureNotSupported, message: `requested proto_version=${v} does not support parallel streaming, need 4 or higher` })
+  }
+  if (streaming === 'on' && v < 2) {
+    throw new PgError({ code: SqlState.featureNotSupported, message: `requested proto_version=${v} does not support streaming, need 2 or higher` })
+  }
+  if (twoPhase && v < 3) {
+    throw new PgError({ code: SqlState.featureNotSupported, message: `requested proto_version=${v} does not support two-phase commit, need 3 or higher` })
   }
   if (publications === null) {
     throw new PgError({ code: SqlState.invalidParameterValue, message: 'publication_names parameter missing' })
   }
-  return { protoVersion: v, publications, messages }
+  return { protoVersion: v, publications, messages, streaming, twoPhase }
 }
