@@ -85,7 +85,7 @@ function lenientRequest(query: string, db: PGlite): StreamRequest {
 
 /** START_REPLICATION's options as orez took them: none means protocol 1 and every table; without publication_names, every table. */
 export function orezStartOptions(opts: Map<string, string | null>): StartOptions {
-  if (opts.size === 0) return { protoVersion: 1, publications: null, messages: false, streaming: 'off', twoPhase: false }
+  if (opts.size === 0) return { protoVersion: 1, publications: null, messages: false, binary: false, streaming: 'off', twoPhase: false }
   if (opts.has('publication_names')) return parseStartOptions(opts)
   return { ...parseStartOptions(new Map([...opts, ['publication_names', '']])), publications: null }
 }

@@ -14,13 +14,13 @@ const code = (f: () => unknown) => {
 
 describe("orez's START_REPLICATION options", () => {
   it('none: protocol 1, every table', () => {
-    expect(orezStartOptions(new Map())).toEqual({ protoVersion: 1, publications: null, messages: false })
+    expect(orezStartOptions(new Map())).toEqual({ protoVersion: 1, publications: null, messages: false, binary: false, streaming: 'off', twoPhase: false })
   })
 
   it('without publication_names: every table; what is given is still checked as PostgreSQL does', () => {
-    expect(orezStartOptions(opts({ proto_version: '1' }))).toEqual({ protoVersion: 1, publications: null, messages: false })
+    expect(orezStartOptions(opts({ proto_version: '1' }))).toEqual({ protoVersion: 1, publications: null, messages: false, binary: false, streaming: 'off', twoPhase: false })
     expect(code(() => orezStartOptions(opts({ publication_names: 'x' })))).toBe('0A000') // proto_version=0
-    expect(code(() => orezStartOptions(opts({ proto_version: '1', binary: 'true' })))).toBe('0A000')
-    expect(orezStartOptions(opts({ proto_version: '1', publication_names: 'a,b' }))).toEqual({ protoVersion: 1, publications: ['a', 'b'], messages: false })
+    expect(code(() => orezStartOptions(opts({ proto_version: '1', streaming: 'on' })))).toBe('0A000')
+    expect(orezStartOptions(opts({ proto_version: '1', publication_names: 'a,b' }))).toEqual({ protoVersion: 1, publications: ['a', 'b'], messages: false, binary: false, streaming: 'off', twoPhase: false })
   })
 })

@@ -25,7 +25,11 @@ export const NOT_SENT: Record<number, string> = {
     'transaction (a committed transaction\'s non-transactional messages are sent, ahead of its Begin)',
 }
 
-describe.skipIf(!conformanceAvailable())('conformance: workload A', () => {
+// Workload A twice: values as text (A.json) and in each type's binary send format (A-binary.json).
+describe.skipIf(!conformanceAvailable()).each([
+  { capture: 'A.json', slot: (s: string) => s },
+  { capture: 'A-binary.json', slot: (s: string) => `${s}_bin` },
+])('conformance: workload A ($capture)', ({ capture, slot: slotOf }) => {
   let db: PGlite
   let stream: ReturnType<typeof recordStream>
   let session: ReplicationSession
@@ -37,10 +41,10 @@ describe.skipIf(!conformanceAvailable())('conformance: workload A', () => {
     db = new PGlite()
     await installChangeTracking(db)
     for (const sql of A.setup) await db.exec(sql)
-    const slot = await handleReplicationQuery(`CREATE_REPLICATION_SLOT "${A.slot}" LOGICAL pgoutput`, db)
+    const slot = await handleReplicationQuery(`CREATE_REPLICATION_SLOT "${slotOf(A.slot)}" LOGICAL pgoutput`, db)
     expect(slot![0]).toBe(0x54) // RowDescription, not ErrorResponse
     stream = recordStream()
-    const g = golden('A.json')
+    const g = golden(capture)
     done = handleStartReplication(g.startReplication, stream.writer, db, {
       onSession: (s) => (session = s),
     })
@@ -76,7 +80,7 @@ describe.skipIf(!conformanceAvailable())('conformance: workload A', () => {
   it('the normalized stream equals PostgreSQL 15.18 message by message', async () => {
     const { normalize } = await referenceDecoder()
     const ours = normalize(payloads(stream))
-    const theirs = (golden('A.json').normalized as unknown[]).filter((_, i) => !(i in NOT_SENT))
+    const theirs = (golden(capture).normalized as unknown[]).filter((_, i) => !(i in NOT_SENT))
     const diffs: string[] = []
     for (let i = 0; i < Math.max(ours.length, theirs.length); i++) {
       if (JSON.stringify(ours[i]) === JSON.stringify(theirs[i])) continue
@@ -98,13 +102,18 @@ describe.skipIf(!conformanceAvailable())('conformance: workload A', () => {
     }
     expect(tags).toEqual(
       Object.fromEntries(
-        Object.entries(golden('A.json').counts.byTag as Record<string, number>).map(([k, v]) => [
+        Object.entries(golden(capture).counts.byTag as Record<string, number>).map(([k, v]) => [
             { B: 'begin', C: 'commit', R: 'relation', Y: 'type', I: 'insert', U: 'update', D: 'delete', T: 'truncate', M: 'message' }[k],
             k === 'M' ? v - Object.keys(NOT_SENT).length : v,
           ]),
       ),
     )
-    // Values typed by their real OIDs: int4 as number, bool as boolean, int4[] as an array.
-    expect(firstInsert).toMatchObject({ id: 1, c_int2: 1, c_int4: 2, c_bool: true, c_text: 'hello', c_int4_arr: [1, 2, 3] })
+    if (capture === 'A.json') {
+      // Values typed by their real OIDs: int4 as number, bool as boolean, int4[] as an array.
+      expect(firstInsert).toMatchObject({ id: 1, c_int2: 1, c_int4: 2, c_bool: true, c_text: 'hello', c_int4_arr: [1, 2, 3] })
+    } else {
+      // Binary columns reach the parser as their send format's bytes.
+      expect(firstInsert).toMatchObject({ id: Buffer.of(0, 0, 0, 1), c_int2: Buffer.of(0, 1), c_bool: Buffer.of(1), c_text: Buffer.from('hello') })
+    }
   })
 })

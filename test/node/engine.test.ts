@@ -233,7 +233,7 @@ describe('engine', () => {
     expect(await start(`START_REPLICATION SLOT dup LOGICAL 0/0 (proto_version '1', publication_names 'nope')`)).toBe('42704')
     expect(await start(`START_REPLICATION SLOT dup LOGICAL 0/0 (publication_names 'p_t')`)).toBe('0A000')
     expect(await start(`START_REPLICATION SLOT dup LOGICAL 0/0 (proto_version '1')`)).toBe('22023')
-    expect(await start(`START_REPLICATION SLOT dup LOGICAL 0/0 (proto_version '1', publication_names 'p_t', binary 'true')`)).toBe('0A000')
+    expect(await start(`START_REPLICATION SLOT dup LOGICAL 0/0 (proto_version '1', publication_names 'p_t', two_phase 'on')`)).toBe('0A000')
     expect(await start(`START_REPLICATION SLOT dup LOGICAL 0/0 (proto_version '1', publication_names 'p_t', bogus 'x')`)).toBe('22023')
   })
 

@@ -134,10 +134,10 @@ describe('a PostgreSQL 15 subscriber (CREATE SUBSCRIPTION) replicating from tabg
     expect(await rows(c, 'w')).toEqual(['(b,2)', '(c,9223372036854775806)'])
   })
 
-  it('streaming, two_phase and disable_on_error: the subscription enables two-phase and stays enabled', async () => {
+  it('streaming, two_phase, disable_on_error and binary: values arrive in binary, the subscription enables two-phase and stays enabled', async () => {
     const c = await connect(sub.url('options'))
     await c.query(`CREATE SUBSCRIPTION s_opts CONNECTION '${publisher()}' PUBLICATION p
-                     WITH (streaming = on, two_phase = on, disable_on_error = true)`)
+                     WITH (streaming = on, two_phase = on, disable_on_error = true, binary = true)`)
     await caughtUp(c, 't')
     await caughtUp(c, 'w')
     // With two_phase the apply worker restarts once the tables are ready, to
@@ -150,9 +150,12 @@ describe('a PostgreSQL 15 subscriber (CREATE SUBSCRIPTION) replicating from tabg
       expect(Date.now() < deadline, `two_phase still ${s.rows[0].subtwophasestate}`).toBe(true)
       await new Promise((r) => setTimeout(r, 50))
     }
-    await db.exec(`INSERT INTO t SELECT g, 'streamed ' || g FROM generate_series(2, 2000) g; UPDATE w SET n = n + 1`)
+    await db.exec(`INSERT INTO t SELECT g, 'streamed ' || g FROM generate_series(2, 2000) g; UPDATE w SET n = n + 1;
+                   INSERT INTO u VALUES (3, '{"binary": [true, null]}', -123456.789, '1999-12-31 23:59:59.5+00', '\\xdeadbeef', '{{1,2},{3,4}}', 'b');
+                   UPDATE u SET c = 'NaN', f = '[0:1]={5,6}' WHERE a = 1`)
     await caughtUp(c, 't')
     await caughtUp(c, 'w')
+    await caughtUp(c, 'u')
     const s = await c.query(`SELECT subenabled FROM pg_subscription WHERE subname = 's_opts'`)
     expect(s.rows[0].subenabled).toBe(true)
   })

@@ -26,7 +26,13 @@ LANGUAGE sql STABLE AS $$
                       END,
                -- pgoutput names a type by its base type (logicalrep_write_typ).
                'typeNamespace', CASE WHEN bn.nspname = 'pg_catalog' THEN '' ELSE bn.nspname END,
-               'typeName', bt.typname)
+               'typeName', bt.typname,
+               -- For binary output (protocol/type-send.ts): the send function,
+               -- and an array's element type and its send function.
+               'send', bt.typsend::regproc::text,
+               'elemOid', CASE WHEN bt.typsend = 'array_send'::regproc THEN bt.typelem::int8 END,
+               'elemSend', CASE WHEN bt.typsend = 'array_send'::regproc
+                                THEN (SELECT e.typsend::regproc::text FROM pg_type e WHERE e.oid = bt.typelem) END)
              ORDER BY a.attnum)
         FROM pg_attribute a
         JOIN pg_type bt ON bt.oid = CASE WHEN (SELECT typtype FROM pg_type WHERE oid = a.atttypid) = 'd'

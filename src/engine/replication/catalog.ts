@@ -12,6 +12,10 @@ export interface ColumnShape {
   key: boolean
   typeNamespace: string
   typeName: string
+  /** The type's send function (pg_type.typsend) and an array's element; absent in shapes recorded before binary output. */
+  send?: string
+  elemOid?: number | null
+  elemSend?: string | null
 }
 
 export interface RelationShape {

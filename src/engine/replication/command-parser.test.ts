@@ -82,7 +82,8 @@ describe('parseStartOptions', () => {
     expect(code(() => parseStartOptions(opts({ proto_version: '2', publication_names: 'x', two_phase: 'on' })))).toBe('0A000')
     expect(() => parseStartOptions(opts({ proto_version: '1' }))).toThrow('publication_names parameter missing')
     expect(code(() => parseStartOptions(opts({ proto_version: '1' })))).toBe('22023')
-    expect(code(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: 'true' })))).toBe('0A000')
+    expect(parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: 'true' })).binary).toBe(true)
+    expect(code(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: 'maybe' })))).toBe('22023')
     expect(code(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', messages: 'maybe' })))).toBe('22023')
     expect(code(() => parseStartOptions(opts({ proto_version: 'one', publication_names: 'x' })))).toBe('22023')
     expect(code(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', streaming: 'on' })))).toBe('0A000')
@@ -93,6 +94,7 @@ describe('parseStartOptions', () => {
       protoVersion: 1,
       publications: ['a', 'B c', 'd'],
       messages: true,
+      binary: false,
       streaming: 'off',
       twoPhase: false,
     })

@@ -424,6 +424,7 @@ describe('parseStartOptions', () => {
       protoVersion: 1,
       publications: ['a', 'b'],
       messages: true,
+      binary: false,
       streaming: 'off',
       twoPhase: false,
     })
@@ -431,6 +432,7 @@ describe('parseStartOptions', () => {
       protoVersion: 1,
       publications: ['a'],
       messages: false,
+      binary: false,
       streaming: 'off',
       twoPhase: false,
     })
@@ -474,12 +476,11 @@ describe('parseStartOptions', () => {
     expect(e.message).toBe('publication_names parameter missing')
   })
 
-  it("binary 'true' is 0A000; binary 'false' is accepted", () => {
-    const e = pgError(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: 'true' })))
-    expect(e.code).toBe('0A000')
-    expect(e.hint).toBeDefined()
-    expect(pgError(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: null }))).code).toBe('0A000')
-    expect(parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: 'false' })).protoVersion).toBe(1)
+  it("binary takes PostgreSQL booleans (an absent value means true), with any protocol version", () => {
+    expect(parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: 'true' })).binary).toBe(true)
+    expect(parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: null })).binary).toBe(true)
+    expect(parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: 'false' })).binary).toBe(false)
+    expect(pgError(() => parseStartOptions(opts({ proto_version: '1', publication_names: 'x', binary: 'maybe' }))).code).toBe('22023')
   })
 
   it('messages takes PostgreSQL booleans; an absent value means true', () => {
@@ -531,7 +532,7 @@ describe('parseStartOptions', () => {
 
   it('works on the Map that parseReplicationCommand produces', () => {
     const c = start(`START_REPLICATION SLOT "s" LOGICAL 0/16B3748 ("proto_version" '1', publication_names 'a,b', messages 'true')`)
-    expect(parseStartOptions(c.options)).toEqual({ protoVersion: 1, publications: ['a', 'b'], messages: true, streaming: 'off', twoPhase: false })
+    expect(parseStartOptions(c.options)).toEqual({ protoVersion: 1, publications: ['a', 'b'], messages: true, binary: false, streaming: 'off', twoPhase: false })
   })
 })
 

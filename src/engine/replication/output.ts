@@ -2,8 +2,10 @@
 // PostgreSQL 15's pgoutput.c: which tuples an UPDATE/DELETE carries under each
 // replica identity, which columns a Relation lists, which types get a Type message.
 
+import { PgError, SqlState } from '../../protocol/errors'
 import type { PgoutputMessage, Tuple, TupleColumn } from '../../protocol/pgoutput'
-import type { RelationShape } from './catalog'
+import { sendValue } from '../../protocol/type-send'
+import type { ColumnShape, RelationShape } from './catalog'
 import { parseRecord } from './record'
 import type { ChangeRow } from './reader'
 
@@ -39,12 +41,27 @@ function fields(text: string, parsed: (string | null)[] | null | undefined, shap
   return f
 }
 
-const col = (v: string | null): TupleColumn => (v === null ? { kind: 'n' } : { kind: 't', value: v })
+/** How a tuple's values go out: text ('t'), or each type's binary send format ('b', `binary 'true'`). */
+export type ValueFormat = 'text' | 'binary'
+
+function col(v: string | null, c: ColumnShape, format: ValueFormat): TupleColumn {
+  if (v === null) return { kind: 'n' }
+  if (format === 'text') return { kind: 't', value: v }
+  if (!c.send) {
+    throw new PgError({
+      code: SqlState.featureNotSupported,
+      message: `binary output of column "${c.name}" needs its type's send function, which this table's recorded shape predates`,
+      hint: 'Any ALTER TABLE of the table records its shape anew.',
+    })
+  }
+  return { kind: 'b', value: sendValue(v, { send: c.send, elemOid: c.elemOid ?? undefined, elemSend: c.elemSend ?? undefined }) }
+}
 
 function tuple<K extends 'N' | 'K' | 'O'>(
   kind: K,
   values: (string | null)[],
   shape: RelationShape,
+  format: ValueFormat,
   keyOnly = false,
   unchangedToast: number[] | null = null,
 ): Tuple<K> {
@@ -53,7 +70,7 @@ function tuple<K extends 'N' | 'K' | 'O'>(
     if (c.generated) return
     if (keyOnly && !c.key) columns.push({ kind: 'n' })
     else if (unchangedToast?.includes(i + 1)) columns.push({ kind: 'u' })
-    else columns.push(col(values[i]))
+    else columns.push(col(values[i], c, format))
   })
   return { kind, columns }
 }
@@ -63,28 +80,28 @@ function hasIdentity(shape: RelationShape): boolean {
 }
 
 /** The row message for one captured change, or null when pgoutput sends none. */
-export function changeMessage(row: ChangeRow, shape: RelationShape): PgoutputMessage | null {
+export function changeMessage(row: ChangeRow, shape: RelationShape, format: ValueFormat = 'text'): PgoutputMessage | null {
   const relationOid = row.relid
   switch (row.op) {
     case 'I':
-      return { tag: 'I', relationOid, new: tuple('N', fields(row.newRow!, row.newFields, shape), shape) }
+      return { tag: 'I', relationOid, new: tuple('N', fields(row.newRow!, row.newFields, shape), shape, format) }
     case 'U': {
       const nv = fields(row.newRow!, row.newFields, shape)
       const ov = fields(row.oldRow!, row.oldFields, shape)
       const u = row.toastUnchanged
       if (shape.replicaIdentity === 'f') {
-        return { tag: 'U', relationOid, old: tuple('O', ov, shape), new: tuple('N', nv, shape, false, u) }
+        return { tag: 'U', relationOid, old: tuple('O', ov, shape, format), new: tuple('N', nv, shape, format, false, u) }
       }
       // The old key is logged only when a key column changed.
       const keyChanged = shape.columns.some((c, i) => c.key && ov[i] !== nv[i])
-      if (keyChanged) return { tag: 'U', relationOid, old: tuple('K', ov, shape, true), new: tuple('N', nv, shape, false, u) }
-      return { tag: 'U', relationOid, new: tuple('N', nv, shape, false, u) }
+      if (keyChanged) return { tag: 'U', relationOid, old: tuple('K', ov, shape, format, true), new: tuple('N', nv, shape, format, false, u) }
+      return { tag: 'U', relationOid, new: tuple('N', nv, shape, format, false, u) }
     }
     case 'D': {
       if (!hasIdentity(shape)) return null
       const ov = fields(row.oldRow!, row.oldFields, shape)
-      if (shape.replicaIdentity === 'f') return { tag: 'D', relationOid, old: tuple('O', ov, shape) }
-      return { tag: 'D', relationOid, old: tuple('K', ov, shape, true) }
+      if (shape.replicaIdentity === 'f') return { tag: 'D', relationOid, old: tuple('O', ov, shape, format) }
+      return { tag: 'D', relationOid, old: tuple('K', ov, shape, format, true) }
     }
     case 'T':
       return { tag: 'T', flags: 0, relationOids: [relationOid] }

@@ -78,6 +78,8 @@ export interface SessionOptions {
   /** Publications not yet checked to exist: the first read checks them (an error ends the stream). */
   verifyPublications?: string[] | null
   messages: boolean
+  /** Tuple values in each type's binary send format (pgoutput's `binary 'true'`). */
+  binary?: boolean
   /** Keepalive interval while idle (PostgreSQL: wal_sender_timeout / 2). */
   keepaliveMs?: number
   /** Rows per change-log read. */

@@ -8,6 +8,8 @@ export interface StartOptions {
   protoVersion: number
   publications: string[] | null
   messages: boolean
+  /** Values in each type's binary send format ('b' columns; protocol/type-send.ts). */
+  binary: boolean
   /** 'off', 'on' (proto 2+) or 'parallel' (proto 4): large transactions go out as Stream Start/Stop/Commit. */
   streaming: 'off' | 'on' | 'parallel'
   /** Prepared transactions go out as Begin Prepare / Prepare / Commit Prepared (proto 3+). */
@@ -69,6 +71,7 @@ export function parseStartOptions(opts: Map<string, string | null>): StartOption
   let protoVersion: number | null = null
   let publications: string[] | null = null
   let messages = false
+  let binary = false
   let streaming: 'off' | 'on' | 'parallel' = 'off'
   let twoPhase = false
   for (const [name, value] of opts) {
@@ -89,13 +92,7 @@ export function parseStartOptions(opts: Map<string, string | null>): StartOption
         messages = bool(name, value)
         break
       case 'binary':
-        if (bool(name, value)) {
-          throw new PgError({
-            code: SqlState.featureNotSupported,
-            message: 'binary mode is not supported by tabgres',
-            hint: 'Omit the binary option to receive values in text format.',
-          })
-        }
+        binary = bool(name, value)
         break
       case 'streaming':
         // PostgreSQL 16 accepts 'parallel' besides a Boolean; the version
@@ -136,5 +133,5 @@ export function parseStartOptions(opts: Map<string, string | null>): StartOption
   if (publications === null) {
     throw new PgError({ code: SqlState.invalidParameterValue, message: 'publication_names parameter missing' })
   }
-  return { protoVersion: v, publications, messages, streaming, twoPhase }
+  return { protoVersion: v, publications, messages, binary, streaming, twoPhase }
 }

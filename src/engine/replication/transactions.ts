@@ -32,7 +32,7 @@ export class TransactionAssembler {
 
   constructor(
     private readonly catalog: CatalogHistory,
-    private readonly options: { publications: string[] | null; messages: boolean },
+    private readonly options: { publications: string[] | null; messages: boolean; binary?: boolean },
     private readonly send: Send,
   ) {}
 
@@ -92,7 +92,7 @@ export class TransactionAssembler {
       if (action === 'truncate') this.sentRelations.delete(row.relid)
       return
     }
-    const msg = changeMessage(row, shape)
+    const msg = changeMessage(row, shape, this.options.binary ? 'binary' : 'text')
     if (!msg) return
     this.begin(row)
     this.ensureRelation(row.relid, shape, `${rel.id}:${pubs?.id ?? 0}`)

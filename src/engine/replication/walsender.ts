@@ -196,6 +196,7 @@ export async function startReplication(db: PGlite, request: StreamRequest | stri
     publications: start.publications,
     verifyPublications: verify,
     messages: start.messages,
+    binary: start.binary,
     keepaliveMs: options.keepaliveMs,
     durability: options.durability,
   })
