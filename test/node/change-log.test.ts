@@ -53,13 +53,16 @@ async function one<T>(db: PGlite, sql: string): Promise<T> {
 async function readAll(db: PGlite, after: number, lim: number): Promise<string[]> {
   const lines: string[] = []
   for (;;) {
-    const { rows } = await db.query<{ n: number; c: string | null }>(
-      `SELECT batch_count::int AS n, batch_changes AS c FROM _tabgres.read_batch($1, $2)`,
+    const { rows } = await db.query<{ n: number; c: string | null; m: string | null }>(
+      `SELECT batch_count::int AS n, batch_changes AS c, batch_messages AS m FROM _tabgres.read_batch($1, $2)`,
       [after, lim],
     )
     const batch = rows[0].c?.split('\n') ?? []
     expect(batch.length).toBe(rows[0].n)
-    lines.push(...batch)
+    // Non-transactional messages come from their files, in the same span of sequence numbers.
+    const messages = (rows[0].m ?? '').split('\n').filter(Boolean)
+    const seq = (l: string) => Number(l.split(' ')[0])
+    lines.push(...[...batch, ...messages].sort((a, b) => seq(a) - seq(b)))
     if (rows[0].n < lim) return lines
     after = Number(batch[batch.length - 1].split(' ')[0])
   }

@@ -7,12 +7,13 @@
 
 import type { PGlite } from '@electric-sql/pglite'
 import type { PgErrorFields } from '../../protocol/errors'
+import { MessageFiles, type MessageFs } from '../replication/message-files'
 import { SlotStore, type SlotState, type StoreFs } from '../replication/slot-store'
 import { AdvisoryLocks, type AdvisoryMode } from './advisory'
 import { Arbiter } from './arbiter'
 import { GucCatalog } from './gucs'
 import { Snapshots } from './snapshots'
-import { committedPosition } from '../replication/notifier'
+import { committedPosition, signalCommit } from '../replication/notifier'
 import { positionLsn } from '../replication/positions'
 import { parseLsn } from '../../protocol/lsn'
 import { SESSIONS_FILE } from '../capture/names'
@@ -50,6 +51,7 @@ export class Backend {
     roles: string[],
     readonly gucs: GucCatalog,
     readonly slots: SlotStore,
+    readonly messages: MessageFiles,
     options: BackendOptions,
   ) {
     this.roles = new Set(roles)
@@ -117,6 +119,10 @@ export class Backend {
       case 'advisory_unlock_all':
         this.advisory.unlockAll(pid)
         return {}
+      case 'wake':
+        // A non-transactional message was written: readers must look even if its transaction rolls back.
+        signalCommit(this.db, [])
+        return {}
     }
   }
 
@@ -135,13 +141,14 @@ export class Backend {
     const [database, version, dataDir, roles] = info[0]
     const slots = new SlotStore(db.Module.FS as unknown as StoreFs, dataDir!)
     slots.open(migrateSlots)
-    return new Backend(db, database!, version!, (roles ?? '').split('\u0001'), GucCatalog.fromRows(settings), slots, options)
+    const messages = new MessageFiles(db.Module.FS as unknown as MessageFs, dataDir!)
+    return new Backend(db, database!, version!, (roles ?? '').split('\u0001'), GucCatalog.fromRows(settings), slots, messages, options)
   }
 }
 
 /** What the engine does for a control notice (capture/slots.sql): slot functions, signals to sessions. */
 export interface ControlRequest {
-  op: 'drop_slot' | 'create_slot' | 'advance_slot' | 'terminate' | 'cancel' | 'advisory_lock' | 'advisory_unlock' | 'advisory_unlock_all'
+  op: 'drop_slot' | 'create_slot' | 'advance_slot' | 'terminate' | 'cancel' | 'advisory_lock' | 'advisory_unlock' | 'advisory_unlock_all' | 'wake'
   slot?: string
   /** An advisory lock's key ('b<bigint>' or 'i<int4>:<int4>') and mode. */
   key?: string

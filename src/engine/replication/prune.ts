@@ -90,7 +90,11 @@ class Pruner {
   private readonly runs = new SerialRuns(() =>
     idle(this.db, (s) => {
       // Read inside the idle turn: a slot created or confirmed meanwhile counts.
-      return pruneChangeLog(s, this.retention, slotHorizon(this.db))
+      return pruneChangeLog(s, this.retention, slotHorizon(this.db)).then((r) => {
+        // The messages kept in files (./message-files.ts) go with the changes around them.
+        backendOf(this.db).messages.prune(r.cut)
+        return r
+      })
     }, true).then(
       (r) => {
         this.slots = r.slots

@@ -4,6 +4,7 @@
 // transaction's rows form one contiguous run of sequence numbers.
 
 import type { IdleSession, Rows } from './exclusive'
+import { hexToBytes } from './output'
 import { parseRecordAt } from './record'
 
 export interface ChangeRow {
@@ -53,7 +54,7 @@ function rowAt(text: string, i: number, wrapped: boolean): [string | null, (stri
 }
 
 export function parseBatch(raw: Rows, positionSet: Rows, limit: number): Batch {
-  const [count, changes, xacts] = raw[0]
+  const [count, changes, xacts, messages] = raw[0]
   const commits = new Map<string, { lastSeq: bigint; commitTime: bigint }>()
   if (xacts) {
     const t = xacts.split(' ')
@@ -101,8 +102,43 @@ export function parseBatch(raw: Rows, positionSet: Rows, limit: number): Batch {
       toastUnchanged: toast === '' ? null : toast.split(',').map(Number),
     })
   }
+  if (messages) mergeMessages(rows, messages, commits)
   return { rows, complete: Number(count) < limit, position: BigInt(positionSet[0][0]!) }
 }
+
+const utf8 = new TextDecoder()
+
+/**
+ * Non-transactional messages kept in files (./message-files.ts), "seq xid
+ * prefix content" lines with hex prefix and content, merged into `rows` in
+ * sequence order. One whose transaction committed in this batch belongs to
+ * it (and goes out ahead of its Begin, as PostgreSQL's decoder sends it);
+ * one from a rolled-back transaction, or from none, stands alone at its position.
+ */
+function mergeMessages(rows: ChangeRow[], text: string, commits: Map<string, { lastSeq: bigint; commitTime: bigint }>): void {
+  const found: ChangeRow[] = []
+  for (const line of text.split('\n')) {
+    if (!line) continue
+    const [seq, xid, prefix, content] = line.split(' ')
+    const s = BigInt(seq)
+    const commit = commits.get(xid)
+    found.push({
+      seq: s,
+      xid: commit ? BigInt(xid) : -s, // a standalone message is a transaction of its own
+      relid: 0,
+      op: 'm',
+      newRow: content ?? '',
+      oldRow: utf8.decode(hexToBytes(prefix ?? '')),
+      lastSeq: commit ? commit.lastSeq : s,
+      commitTime: commit ? commit.commitTime : 0n,
+      toastUnchanged: null,
+    })
+  }
+  if (found.length === 0) return
+  const merged = [...rows, ...found].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0))
+  rows.splice(0, rows.length, ...merged)
+}
+
 
 /** The current write position (sequence number of the last change, 0 before any). */
 export async function readPosition(s: IdleSession): Promise<bigint> {
