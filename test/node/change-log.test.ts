@@ -80,6 +80,7 @@ describe('change log storage', () => {
     expect(await one(db, 'SELECT count(*)::int FROM _tabgres.statement_changes')).toBe(5)
     expect(await one(db, 'SELECT _tabgres.position()::int')).toBe(12)
     const got = await changes(db)
+    const relid = await one(db, `SELECT 't'::regclass::oid::int`)
     expect(got.map((c) => [c.seq, c.op, c.new_row, c.old_row])).toEqual([
       [1, 'I', '(1,v1)', null],
       [2, 'I', '(2,v2)', null],
@@ -90,7 +91,8 @@ describe('change log storage', () => {
       [7, 'U', '(4,v4!)', '(4,v4)'],
       [9, 'D', null, '(4,v4!)'],
       [10, 'D', null, '(5,v5)'],
-      [11, 'T', null, null],
+      // A TRUNCATE statement: its flags and its tables' OIDs.
+      [11, 'T', `(0,${relid})`, null],
       [12, 'M', '6869', 'pre'],
     ])
     // The rolled-back insert's sequence number stays a gap; the next change follows it.

@@ -2,16 +2,12 @@
 // real PostgreSQL 15.18 sent for it (../shared/conformance/golden/A.json),
 // decoded by the conformance kit's own decoder, independent of ours.
 
-import { PGlite } from '@electric-sql/pglite'
 // A third-party pgoutput parser (it parses values by type OID), used as is.
 import { PgoutputParser } from 'pg-logical-replication/dist/output-plugins/pgoutput/pgoutput-parser.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { installChangeTracking } from '../../src/engine/install'
-import { handleReplicationQuery, handleStartReplication } from '../../src/wire/walsender'
-import { type ReplicationSession } from '../../src/engine/replication/session'
-import { parseLsn } from '../../src/protocol/lsn'
 import { conformanceAvailable, golden, referenceDecoder, workload } from '../support/conformance'
-import { payloads, recordStream } from '../support/stream'
+import { replayCapture, type Replay } from '../support/replay-capture'
+import { payloads } from '../support/stream'
 
 /**
  * Known differences from the PostgreSQL 15 capture: golden messages (by index
@@ -25,56 +21,26 @@ describe.skipIf(!conformanceAvailable()).each([
   { capture: 'A.json', slot: (s: string) => s },
   { capture: 'A-binary.json', slot: (s: string) => `${s}_bin` },
 ])('conformance: workload A ($capture)', ({ capture, slot: slotOf }) => {
-  let db: PGlite
-  let stream: ReturnType<typeof recordStream>
-  let session: ReplicationSession
-  let done: Promise<void>
-  const errors: Record<number, string> = {}
+  let replay: Replay
 
   beforeAll(async () => {
     const A = await workload('A.mjs')
-    db = new PGlite()
-    await installChangeTracking(db)
-    for (const sql of A.setup) await db.exec(sql)
-    const slot = await handleReplicationQuery(`CREATE_REPLICATION_SLOT "${slotOf(A.slot)}" LOGICAL pgoutput`, db)
-    expect(slot![0]).toBe(0x54) // RowDescription, not ErrorResponse
-    stream = recordStream()
-    const g = golden(capture)
-    done = handleStartReplication(g.startReplication, stream.writer, db, {
-      onSession: (s) => (session = s),
-    })
-    await stream.waitFor((f) => f.tag === 'k')
-    for (const [i, step] of A.workload.entries()) {
-      const sql = typeof step === 'string' ? step : step.sql
-      try {
-        await db.exec(sql)
-        if (typeof step !== 'string') errors[i] = 'no error'
-      } catch (e) {
-        errors[i] = (e as { code?: string }).code ?? String(e)
-      }
-    }
-    const [{ lsn }] = (await db.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows
-    const target = parseLsn(lsn)!
-    await stream.waitFor((f) => f.tag === 'k' && f.walEnd >= target)
+    replay = await replayCapture(A, slotOf(A.slot), golden(capture).startReplication)
   })
 
-  afterAll(async () => {
-    session?.stop()
-    await done
-    await db.close()
-  })
+  afterAll(() => replay?.close())
 
   it('statements that must fail fail with the same SQLSTATE', async () => {
     const A = await workload('A.mjs')
     A.workload.forEach((step, i) => {
-      if (typeof step === 'string') expect(errors[i], step).toBeUndefined()
-      else expect(errors[i], step.sql).toBe(step.expectError)
+      if (typeof step === 'string') expect(replay.errors[i], step).toBeUndefined()
+      else expect(replay.errors[i], step.sql).toBe(step.expectError)
     })
   })
 
   it('the normalized stream equals PostgreSQL 15.18 message by message', async () => {
     const { normalize } = await referenceDecoder()
-    const ours = normalize(payloads(stream))
+    const ours = normalize(payloads(replay.stream))
     const theirs = (golden(capture).normalized as unknown[]).filter((_, i) => !(i in NOT_SENT))
     const diffs: string[] = []
     for (let i = 0; i < Math.max(ours.length, theirs.length); i++) {
@@ -87,7 +53,7 @@ describe.skipIf(!conformanceAvailable()).each([
 
   it("pg-logical-replication's pgoutput parser decodes every frame", () => {
     const parser = new PgoutputParser()
-    const ours = payloads(stream)
+    const ours = payloads(replay.stream)
     const tags: Record<string, number> = {}
     let firstInsert: Record<string, unknown> | undefined
     for (const p of ours) {

@@ -96,12 +96,58 @@ BEGIN
     rowexpr, chunks, tail));
 END $$;
 
+-- TRUNCATE: PostgreSQL logs one record per statement, with every table it
+-- truncated (CASCADE's included) and the CASCADE / RESTART IDENTITY options,
+-- and pgoutput sends one Truncate message from it. Statement triggers fire
+-- once per table, so the statement is found from their order: TRUNCATE fires
+-- every table's BEFORE trigger, then every table's AFTER trigger, and the
+-- next TRUNCATE statement starts over. The BEFORE triggers collect the
+-- tables in a transaction-local setting; the first AFTER trigger writes the
+-- statement's one row (new_rows: record text of flags and the table OIDs in
+-- the statement's order) and marks it written, so the others write nothing.
+CREATE OR REPLACE FUNCTION _tabgres.before_truncate() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE s text := current_setting('tabgres.truncate', true);
+BEGIN
+  IF s IS NULL OR s NOT LIKE 'b%' THEN s := 'b'; END IF;
+  PERFORM set_config('tabgres.truncate', s || ' ' || TG_RELID, true);
+  RETURN NULL;
+END $$;
+
+-- The options are not visible to a trigger: they are read from the
+-- statement's text, the part of current_query() that is a TRUNCATE naming
+-- the first table (or the only TRUNCATE). A TRUNCATE run inside a function
+-- has no such text: its options read as none.
+CREATE OR REPLACE FUNCTION _tabgres.truncate_flags(rel oid) RETURNS int
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  name text := lower((SELECT relname FROM pg_class WHERE oid = rel));
+  stmt text;
+  part text;
+BEGIN
+  FOR part IN SELECT lower(p) FROM regexp_split_to_table(current_query(), ';') p WHERE p ~* '\mtruncate\M' LOOP
+    IF stmt IS NULL OR (position(name IN part) > 0 AND position(name IN stmt) = 0) THEN stmt := part; END IF;
+  END LOOP;
+  IF stmt IS NULL THEN RETURN 0; END IF;
+  RETURN CASE WHEN stmt ~ '\mcascade\M' THEN 1 ELSE 0 END
+       | CASE WHEN stmt ~ '\mrestart\s+identity\M' THEN 2 ELSE 0 END;
+END $$;
+
 CREATE OR REPLACE FUNCTION _tabgres.capture_truncate() RETURNS trigger
 LANGUAGE plpgsql AS $$
-DECLARE x bigint := _tabgres.xact();
+DECLARE
+  x bigint;
+  s text := current_setting('tabgres.truncate', true);
+  rels text;
 BEGIN
-  INSERT INTO _tabgres.statement_changes (first_seq, n, xid, relid, op)
-    VALUES (nextval('_tabgres.change_seq'), 1, x, TG_RELID, 'T');
+  IF s = 'a' THEN RETURN NULL; END IF;  -- this statement's row is written
+  x := _tabgres.xact();
+  -- Without the BEFORE trigger's list (a table tracked before it existed) the row names this table alone.
+  rels := CASE WHEN s LIKE 'b %' THEN substr(s, 3) ELSE TG_RELID::text END;
+  INSERT INTO _tabgres.statement_changes (first_seq, n, xid, relid, op, new_rows)
+    VALUES (nextval('_tabgres.change_seq'), 1, x, TG_RELID, 'T',
+            ARRAY[ROW(_tabgres.truncate_flags(split_part(rels, ' ', 1)::oid), rels)::text]);
+  IF s LIKE 'b %' THEN PERFORM set_config('tabgres.truncate', 'a', true); END IF;
   RETURN NULL;
 END $$;
 

@@ -81,6 +81,12 @@ BEGIN
     -- Logical decoding sees every change, also under session_replication_role = replica.
     EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER _tabgres_1_insert, ENABLE ALWAYS TRIGGER _tabgres_2_update, ENABLE ALWAYS TRIGGER _tabgres_3_delete, ENABLE ALWAYS TRIGGER _tabgres_4_truncate', t);
   END IF;
+  -- Groups a TRUNCATE statement's tables (capture.sql, before_truncate);
+  -- separate from the above so tables tracked by earlier versions get it too.
+  IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = rel AND tgname = '_tabgres_0_truncate') THEN
+    EXECUTE format('CREATE TRIGGER _tabgres_0_truncate BEFORE TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION _tabgres.before_truncate()', t);
+    EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER _tabgres_0_truncate', t);
+  END IF;
   -- The replica identity check runs only where an UPDATE or DELETE could
   -- fail it: not under REPLICA IDENTITY FULL, nor DEFAULT with a primary key
   -- (most tables), where it cost as much as the rest of the capture of a

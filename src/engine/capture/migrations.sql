@@ -12,3 +12,10 @@ DO $$ BEGIN
       WHERE _tabgres.is_user_table(relid);
   END IF;
 END $$;
+
+-- Tables tracked before TRUNCATE statements were grouped get their BEFORE TRUNCATE trigger.
+DO $$ BEGIN
+  PERFORM _tabgres.track(v.relid) FROM (SELECT DISTINCT relid FROM _tabgres.relation_versions) v
+    WHERE _tabgres.is_user_table(v.relid)
+      AND NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = v.relid AND tgname = '_tabgres_0_truncate');
+END $$;

@@ -103,11 +103,14 @@ export function changeMessage(row: ChangeRow, shape: RelationShape, format: Valu
       if (shape.replicaIdentity === 'f') return { tag: 'D', relationOid, old: tuple('O', ov, shape, format) }
       return { tag: 'D', relationOid, old: tuple('K', ov, shape, format, true) }
     }
-    case 'T':
-      return { tag: 'T', flags: 0, relationOids: [relationOid] }
     default:
       return null
   }
+}
+
+/** One TRUNCATE statement's message: flags 1 CASCADE, 2 RESTART IDENTITY (pgoutput's TRUNCATE_CASCADE / TRUNCATE_RESTART_SEQS). */
+export function truncateMessage(flags: number, relationOids: number[]): PgoutputMessage {
+  return { tag: 'T', flags, relationOids }
 }
 
 export function hexToBytes(hex: string): Uint8Array {

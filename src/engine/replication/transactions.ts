@@ -10,7 +10,7 @@ import { PgError } from '../../protocol/errors'
 import type { Lsn } from '../../protocol/lsn'
 import { MESSAGE_TRANSACTIONAL, type PgoutputMessage } from '../../protocol/pgoutput'
 import { isPublished, type Action, type CatalogHistory, type RelationShape } from './catalog'
-import { changeMessage, hexToBytes, relationMessages } from './output'
+import { changeMessage, hexToBytes, relationMessages, truncateMessage } from './output'
 import { changeLsn, commitLsn, endLsn } from './positions'
 import type { ChangeRow } from './reader'
 
@@ -26,6 +26,12 @@ export class TransactionAssembler {
   private open: { xid: bigint; lastSeq: bigint; commitTime: bigint } | null = null
   /** Non-transactional messages that arrived inside another transaction: out after its Commit. */
   private readonly deferredMessages: Extract<PgoutputMessage, { tag: 'M' }>[] = []
+  /**
+   * Tables the current transaction truncated: their Relation goes again
+   * after it ends (PostgreSQL invalidates their relcache entries once more
+   * as it finishes decoding the transaction).
+   */
+  private truncated: { xid: bigint; relids: Set<number> } | null = null
   /** The transaction whose non-transactional messages were already sent ahead of it, and how far that scan saw. */
   private scannedXid = -1n
   private scannedUpTo = -1n
@@ -39,6 +45,7 @@ export class TransactionAssembler {
   /** Before row i is taken or skipped: a new transaction means the open one is complete. */
   arrive(row: ChangeRow): void {
     if (this.open && row.xid !== this.open.xid) this.commit()
+    if (this.truncated && row.xid !== this.truncated.xid) this.endTruncations()
   }
 
   /** Row i of a batch, in order; `rows` lets it look ahead within the batch. */
@@ -62,6 +69,12 @@ export class TransactionAssembler {
   /** The log has nothing more for now: the open transaction is complete. */
   caughtUp(): void {
     if (this.open) this.commit()
+    if (this.truncated) this.endTruncations()
+  }
+
+  private endTruncations(): void {
+    for (const relid of this.truncated!.relids) this.sentRelations.delete(relid)
+    this.truncated = null
   }
 
   private begin(row: ChangeRow): void {
@@ -81,6 +94,7 @@ export class TransactionAssembler {
 
   private apply(row: ChangeRow): void {
     if (row.op === 'M' || row.op === 'm') return this.message(row)
+    if (row.op === 'T') return this.truncate(row)
     const rel = this.catalog.relation(row.relid, row.seq)
     const shape = rel?.value
     if (!rel || !shape) return // table dropped before it was ever described
@@ -97,9 +111,36 @@ export class TransactionAssembler {
     this.begin(row)
     this.ensureRelation(row.relid, shape, `${rel.id}:${pubs?.id ?? 0}`)
     this.send(msg, changeLsn(row.seq))
-    // TRUNCATE gives the table a new relfilenode: pgoutput's relcache entry is
-    // invalidated and the Relation goes out again before the next change.
-    if (action === 'truncate') this.sentRelations.delete(row.relid)
+  }
+
+  /**
+   * One TRUNCATE statement: one Truncate message listing the truncated tables
+   * that the publications carry truncates of, with its CASCADE / RESTART
+   * IDENTITY flags (capture.sql stores them as record text of flags and the
+   * table OIDs). Each table gets a new relfilenode: PostgreSQL invalidates
+   * its relcache entry before decoding the Truncate, so pgoutput sends every
+   * listed table's Relation again first, and once more after the transaction
+   * (./output.ts has the message).
+   */
+  private truncate(row: ChangeRow): void {
+    const [flags, relids] = row.newFields ?? [null, null]
+    const tables = relids ? relids.split(' ').map(Number) : [row.relid]
+    const pubs = this.catalog.publicationsAt(row.seq)
+    const sent: { relid: number; shape: RelationShape; version: string }[] = []
+    if (!this.truncated) this.truncated = { xid: row.xid, relids: new Set() }
+    for (const relid of tables) {
+      this.sentRelations.delete(relid)
+      this.truncated.relids.add(relid)
+      const rel = this.catalog.relation(relid, row.seq)
+      if (!rel?.value) continue
+      if (isPublished(pubs?.value ?? [], this.options.publications, relid, rel.value, 'truncate')) {
+        sent.push({ relid, shape: rel.value, version: `${rel.id}:${pubs?.id ?? 0}` })
+      }
+    }
+    if (sent.length === 0) return
+    this.begin(row)
+    for (const t of sent) this.ensureRelation(t.relid, t.shape, t.version)
+    this.send(truncateMessage(Number(flags ?? 0), sent.map((t) => t.relid)), changeLsn(row.seq))
   }
 
   private message(row: ChangeRow): void {
