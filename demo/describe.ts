@@ -6,6 +6,7 @@ export type Relation = Extract<PgoutputMessage, { tag: 'R' }>
 
 const KIND_NAMES: Record<PgoutputMessage['tag'], string> = {
   B: 'Begin', C: 'Commit', O: 'Origin', R: 'Relation', Y: 'Type', I: 'Insert', U: 'Update', D: 'Delete', T: 'Truncate', M: 'Message',
+  S: 'Stream Start', E: 'Stream Stop', c: 'Stream Commit', A: 'Stream Abort',
 }
 
 /** Names of common built-in types, so a Relation reads like a table definition. */
@@ -63,5 +64,13 @@ export function describe(m: PgoutputMessage, relations: Map<number, Relation>): 
       return `${m.flags & 1 ? 'transactional' : 'non-transactional'} "${m.prefix}": ${new TextDecoder().decode(m.content)}`
     case 'O':
       return `${m.originName} at ${formatLsn(m.originLsn)}`
+    case 'S':
+      return `xid ${m.xid}${m.firstSegment ? ', first segment' : ''}`
+    case 'E':
+      return ''
+    case 'c':
+      return `xid ${m.xid}, commit LSN ${formatLsn(m.commitLsn)}, end ${formatLsn(m.endLsn)}`
+    case 'A':
+      return `xid ${m.xid}${m.subXid !== m.xid ? `, subtransaction ${m.subXid}` : ''}`
   }
 }

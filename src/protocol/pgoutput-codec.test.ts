@@ -6,7 +6,7 @@
 import { conformanceAvailable, golden } from '../../test/support/conformance'
 import { describe, it, expect } from 'vitest'
 import { encodePgoutput, writePgoutput } from './pgoutput-encode'
-import { decodePgoutput, PgoutputDecodeError } from './pgoutput-decode'
+import { decodePgoutput, decodePgoutputInStream, PgoutputDecodeError } from './pgoutput-decode'
 import { ByteWriter } from './bytes'
 import type { PgoutputMessage, TupleColumn } from './pgoutput'
 
@@ -271,6 +271,26 @@ const cases: Case[] = [
     msg: { tag: 'M', flags: 0, lsn: 0n, prefix: '', content: new Uint8Array(0) },
     bytes: () => new Bytes().ch('M').u8(0).u64(0n).cstr('').i32(0).build(),
   },
+  {
+    name: 'S Stream Start, first segment',
+    msg: { tag: 'S', xid: 771, firstSegment: true },
+    bytes: () => new Bytes().ch('S').u32(771).u8(1).build(),
+  },
+  {
+    name: 'E Stream Stop',
+    msg: { tag: 'E' },
+    bytes: () => new Bytes().ch('E').build(),
+  },
+  {
+    name: 'c Stream Commit',
+    msg: { tag: 'c', xid: 771, flags: 0, commitLsn: 0x16b3748n, endLsn: 0x16b3778n, commitTime: 5n },
+    bytes: () => new Bytes().ch('c').u32(771).u8(0).u64(0x16b3748n).u64(0x16b3778n).i64(5n).build(),
+  },
+  {
+    name: 'A Stream Abort (protocol 2)',
+    msg: { tag: 'A', xid: 771, subXid: 772 },
+    bytes: () => new Bytes().ch('A').u32(771).u32(772).build(),
+  },
 ]
 
 describe('pgoutput encoder: exact bytes built by hand', () => {
@@ -279,7 +299,20 @@ describe('pgoutput encoder: exact bytes built by hand', () => {
   })
 
   it('covers every message tag', () => {
-    expect(new Set(cases.map((c) => c.msg.tag))).toEqual(new Set(['B', 'C', 'O', 'R', 'Y', 'I', 'U', 'D', 'T', 'M']))
+    expect(new Set(cases.map((c) => c.msg.tag))).toEqual(new Set(['B', 'C', 'O', 'R', 'Y', 'I', 'U', 'D', 'T', 'M', 'S', 'E', 'c', 'A']))
+  })
+
+  it('inside a stream a change carries the xid after its tag; protocol 4 adds the abort position and time', () => {
+    const insert: PgoutputMessage = { tag: 'I', xid: 771, relationOid: 16384, new: { kind: 'N', columns: [{ kind: 'n' }] } }
+    const bytes = new Bytes().ch('I').u32(771).u32(16384).ch('N').i16(1).ch('n').build()
+    expect(hex(encodePgoutput(insert))).toBe(hex(bytes))
+    expect(decodePgoutputInStream(bytes)).toEqual(insert)
+    // Read as outside a stream, the xid is taken for the relation OID and the rest fails.
+    expect(() => decodePgoutput(bytes)).toThrow(PgoutputDecodeError)
+    const abort: PgoutputMessage = { tag: 'A', xid: 771, subXid: 771, abortLsn: 0x10n, abortTime: 9n }
+    const abortBytes = new Bytes().ch('A').u32(771).u32(771).u64(0x10n).i64(9n).build()
+    expect(hex(encodePgoutput(abort))).toBe(hex(abortBytes))
+    expect(decodePgoutput(abortBytes)).toEqual(abort)
   })
 
   it('a tiny initial writer grows to fit a large message', () => {
@@ -470,8 +503,8 @@ describe('pgoutput decoder errors', () => {
     expect(e.offset).toBe(0)
     expect(e.message).toContain("'Z'")
     expect(e.message).toContain('0x5a')
-    // streaming / two-phase tags of later protocol versions are unknown in v1
-    for (const t of ['S', 'E', 'c', 'A', 'P', 'K', 'r', 'b']) {
+    // two-phase tags (protocol 3; tabgres never prepares a transaction) are not decoded
+    for (const t of ['P', 'K', 'r', 'b']) {
       expect(decodeError(new Bytes().ch(t).build()).tag).toBe(t)
     }
   })

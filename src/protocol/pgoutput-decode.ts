@@ -1,4 +1,4 @@
-// pgoutput message decoder, protocol version 1: the inverse of the worker's
+// pgoutput message decoder, protocol versions 1 to 4: the inverse of the worker's
 // encodePgoutput. Pure and bounds-checked: malformed input throws a
 // PgoutputDecodeError naming the message tag and byte offset.
 // Spec: PostgreSQL docs, "Logical Replication Message Formats".
@@ -57,7 +57,14 @@ function readTuple<K extends 'N' | 'K' | 'O'>(r: ByteReader, allowed: readonly K
 
 const REPLICA_IDENTITIES = new Set(['d', 'n', 'f', 'i'])
 
-function decodeBody(r: ByteReader, tag: string): PgoutputMessage {
+/** Messages that carry the streamed transaction's xid inside a stream. */
+const STREAMABLE = new Set(['R', 'Y', 'I', 'U', 'D', 'T', 'M'])
+
+function decodeBody(r: ByteReader, tag: string, inStream: boolean): PgoutputMessage {
+  if (inStream && STREAMABLE.has(tag)) {
+    const xid = r.uint32()
+    return { ...decodeBody(r, tag, false), xid } as PgoutputMessage
+  }
   switch (tag) {
     case 'B':
       return { tag, finalLsn: r.uint64(), commitTime: r.int64(), xid: r.uint32() }
@@ -108,18 +115,44 @@ function decodeBody(r: ByteReader, tag: string): PgoutputMessage {
       const len = r.int32()
       return { tag, flags, lsn, prefix, content: r.bytesN(len).slice() }
     }
+    case 'S':
+      return { tag, xid: r.uint32(), firstSegment: r.uint8() === 1 }
+    case 'E':
+      return { tag }
+    case 'c':
+      return { tag, xid: r.uint32(), flags: r.uint8(), commitLsn: r.uint64(), endLsn: r.uint64(), commitTime: r.int64() }
+    case 'A': {
+      const xid = r.uint32()
+      const subXid = r.uint32()
+      // Protocol 4 (streaming 'parallel') adds the abort LSN and time: 16 more bytes.
+      if (r.remaining !== 16) return { tag, xid, subXid }
+      return { tag, xid, subXid, abortLsn: r.uint64(), abortTime: r.int64() }
+    }
     default:
       throw new ProtocolError(`unknown pgoutput message tag 0x${tag.charCodeAt(0).toString(16)}`, 0)
   }
 }
 
-/** Decode one pgoutput message (the data of one XLogData frame). */
+/** Decode one pgoutput message (the data of one XLogData frame) outside a stream. */
 export function decodePgoutput(bytes: Uint8Array): PgoutputMessage {
+  return decode(bytes, false)
+}
+
+/**
+ * Decode one message that lies between a Stream Start and its Stream Stop:
+ * changes there carry the transaction's xid (the caller tracks where it is;
+ * the bytes do not say).
+ */
+export function decodePgoutputInStream(bytes: Uint8Array): PgoutputMessage {
+  return decode(bytes, true)
+}
+
+function decode(bytes: Uint8Array, inStream: boolean): PgoutputMessage {
   const r = new ByteReader(bytes)
   let tag = '?'
   try {
     tag = r.char()
-    const m = decodeBody(r, tag)
+    const m = decodeBody(r, tag, inStream)
     if (r.remaining !== 0) throw new ProtocolError(`${r.remaining} trailing bytes`, r.offset)
     return m
   } catch (e) {

@@ -1,4 +1,4 @@
-// pgoutput message encoder, protocol version 1.
+// pgoutput message encoder, protocol versions 1 to 4.
 // Spec: PostgreSQL docs, "Logical Replication Message Formats"; mirrors
 // src/backend/replication/logical/proto.c (logicalrep_write_*).
 
@@ -27,6 +27,8 @@ export function encodePgoutput(m: PgoutputMessage, w = new ByteWriter()): Uint8A
 /** Append one message to w (lets the caller build its frame headers around it in one buffer). */
 export function writePgoutput(w: ByteWriter, m: PgoutputMessage): void {
   w.char(m.tag)
+  // Inside a stream, the xid follows the tag (logicalrep_write_* with a valid xid).
+  if ('xid' in m && m.xid !== undefined && m.tag !== 'B' && m.tag !== 'S' && m.tag !== 'c' && m.tag !== 'A') w.uint32(m.xid)
   switch (m.tag) {
     case 'B':
       w.uint64(m.finalLsn).int64(m.commitTime).uint32(m.xid)
@@ -64,6 +66,18 @@ export function writePgoutput(w: ByteWriter, m: PgoutputMessage): void {
       break
     case 'M':
       w.uint8(m.flags).uint64(m.lsn).cstring(m.prefix).int32(m.content.length).bytes(m.content)
+      break
+    case 'S':
+      w.uint32(m.xid).uint8(m.firstSegment ? 1 : 0)
+      break
+    case 'E':
+      break
+    case 'c':
+      w.uint32(m.xid).uint8(m.flags).uint64(m.commitLsn).uint64(m.endLsn).int64(m.commitTime)
+      break
+    case 'A':
+      w.uint32(m.xid).uint32(m.subXid)
+      if (m.abortLsn !== undefined) w.uint64(m.abortLsn).int64(m.abortTime ?? 0n)
       break
   }
 }

@@ -1,4 +1,7 @@
-// pgoutput logical replication messages, protocol version 1.
+// pgoutput logical replication messages, protocol versions 1 to 4 (2 adds the
+// Stream messages and, inside a stream, the transaction's xid after the tag of
+// each change, Relation, Type and transactional Message; 4 adds the abort
+// position and time to Stream Abort).
 // Spec: PostgreSQL docs, "Logical Replication Message Formats"
 // (https://www.postgresql.org/docs/current/protocol-logicalrep-message-formats.html).
 // Shared by the engine's encoder and the client's decoder; each message is
@@ -30,24 +33,37 @@ export interface RelationColumn {
 /** pg_class.relreplident: default, nothing, full, index. */
 export type ReplicaIdentity = 'd' | 'n' | 'f' | 'i'
 
+/** Inside a stream (protocol 2+): the streamed transaction's xid, sent right after the tag. */
+interface InStream {
+  xid?: number
+}
+
 export type PgoutputMessage =
   | { tag: 'B'; finalLsn: Lsn; commitTime: bigint; xid: number }
   | { tag: 'C'; flags: number; commitLsn: Lsn; endLsn: Lsn; commitTime: bigint }
   | { tag: 'O'; originLsn: Lsn; originName: string }
-  | {
+  | ({
       tag: 'R'
       relationOid: number
       namespace: string
       relation: string
       replicaIdentity: ReplicaIdentity
       columns: RelationColumn[]
-    }
-  | { tag: 'Y'; typeOid: number; namespace: string; typeName: string }
-  | { tag: 'I'; relationOid: number; new: Tuple<'N'> }
-  | { tag: 'U'; relationOid: number; old?: Tuple<'K' | 'O'>; new: Tuple<'N'> }
-  | { tag: 'D'; relationOid: number; old: Tuple<'K' | 'O'> }
-  | { tag: 'T'; flags: number; relationOids: number[] }
-  | { tag: 'M'; flags: number; lsn: Lsn; prefix: string; content: Uint8Array }
+    } & InStream)
+  | ({ tag: 'Y'; typeOid: number; namespace: string; typeName: string } & InStream)
+  | ({ tag: 'I'; relationOid: number; new: Tuple<'N'> } & InStream)
+  | ({ tag: 'U'; relationOid: number; old?: Tuple<'K' | 'O'>; new: Tuple<'N'> } & InStream)
+  | ({ tag: 'D'; relationOid: number; old: Tuple<'K' | 'O'> } & InStream)
+  | ({ tag: 'T'; flags: number; relationOids: number[] } & InStream)
+  | ({ tag: 'M'; flags: number; lsn: Lsn; prefix: string; content: Uint8Array } & InStream)
+  /** Stream Start: a chunk of a large transaction follows (firstSegment: its first). */
+  | { tag: 'S'; xid: number; firstSegment: boolean }
+  /** Stream Stop: the chunk ends. */
+  | { tag: 'E' }
+  /** Stream Commit: the streamed transaction committed. */
+  | { tag: 'c'; xid: number; flags: number; commitLsn: Lsn; endLsn: Lsn; commitTime: bigint }
+  /** Stream Abort: the transaction (or subtransaction subXid) rolled back; protocol 4 adds where and when. */
+  | { tag: 'A'; xid: number; subXid: number; abortLsn?: Lsn; abortTime?: bigint }
 
 export type PgoutputTag = PgoutputMessage['tag']
 

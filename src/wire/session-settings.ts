@@ -99,6 +99,12 @@ export class SessionSettings {
     return gucs.show(def.name, this.value(def.name) ?? def.boot)
   }
 
+  /** A memory setting in bytes as this session has it. */
+  bytes(name: string): number {
+    const def = backendOf(this.db).gucs.get(name)
+    return GucCatalog.bytes(def, def && (this.value(def.name) ?? def.boot))
+  }
+
   /** A time setting in ms as this session has it. */
   ms(name: string): number {
     return GucCatalog.millis(backendOf(this.db).gucs.get(name), this.value(name))

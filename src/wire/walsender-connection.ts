@@ -102,6 +102,8 @@ export abstract class WalsenderConnection extends CopyInSession {
     this.streamStarted = new Promise((r) => (started = r))
     const done = handleStartReplication(text, writer, db, {
       pid: this.processId,
+      // The connection's own setting (options '-c logical_decoding_work_mem=...', or SET).
+      logicalDecodingWorkMem: this.settings.bytes('logical_decoding_work_mem'),
       durability: this.engine.durability,
       onSession: (s) => {
         this.stream = s

@@ -77,6 +77,9 @@ describe('a PostgreSQL 15 subscriber (CREATE SUBSCRIPTION) replicating from tabg
 
   beforeAll(async () => {
     db = new PGlite()
+    // Walsender connections start with the engine's setting: 64kB makes the
+    // streaming subscription's larger transactions go out as Stream chunks.
+    await db.exec(`SET logical_decoding_work_mem = '64kB'`)
     await installChangeTracking(db, { retention: 'discard' })
     for (const [name, cols] of Object.entries(TABLES)) await db.exec(`CREATE TABLE ${name} (${cols})`)
     await db.exec(`INSERT INTO t SELECT g, 'v' || g FROM generate_series(1, 50) g;
@@ -134,7 +137,7 @@ describe('a PostgreSQL 15 subscriber (CREATE SUBSCRIPTION) replicating from tabg
     expect(await rows(c, 'w')).toEqual(['(b,2)', '(c,9223372036854775806)'])
   })
 
-  it('streaming, two_phase, disable_on_error and binary: values arrive in binary, the subscription enables two-phase and stays enabled', async () => {
+  it('streaming, two_phase, disable_on_error and binary: large transactions stream, values arrive in binary, the subscription enables two-phase and stays enabled', async () => {
     const c = await connect(sub.url('options'))
     await c.query(`CREATE SUBSCRIPTION s_opts CONNECTION '${publisher()}' PUBLICATION p
                      WITH (streaming = on, two_phase = on, disable_on_error = true, binary = true)`)

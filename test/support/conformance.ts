@@ -39,3 +39,17 @@ export async function referenceDecoder(): Promise<{
 }> {
   return import(join(CONFORMANCE_DIR, 'decode.mjs'))
 }
+
+/**
+ * One line per normalized message (the conformance decoder's form) for
+ * goldens too large to keep whole: tag, stream xact, relation, first column
+ * value or flags. Values themselves are compared by the full goldens.
+ */
+export function compactMessage(m: Record<string, any>): string {
+  const xact = m.streamXact ?? m.xact ?? ''
+  const rel = m.relation?.name ?? (typeof m.relation === 'string' ? m.relation : '')
+  const tuple = m.new ?? m.old
+  const first = tuple ? `${tuple.kind}:${tuple.columns[0]?.value ?? tuple.columns[0]?.kind}` : ''
+  const extra = m.tag === 'S' ? `first=${m.firstSegment}` : m.tag === 'M' ? `${m.prefix}:${m.content}` : m.tag === 'T' ? `flags=${m.flags}` : ''
+  return [m.tag, xact, rel, first, extra].join(' ').trimEnd()
+}

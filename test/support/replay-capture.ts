@@ -24,7 +24,7 @@ export interface Replay {
 }
 
 /** Runs `w` after START_REPLICATION (`start`, on slot `slot`) and waits until the stream has passed its last change. */
-export async function replayCapture(w: Workload, slot: string, start: string): Promise<Replay> {
+export async function replayCapture(w: Workload, slot: string, start: string, options: { logicalDecodingWorkMem?: number } = {}): Promise<Replay> {
   const db = new PGlite()
   await installChangeTracking(db)
   for (const sql of w.setup) await db.exec(sql)
@@ -32,7 +32,7 @@ export async function replayCapture(w: Workload, slot: string, start: string): P
   expect(created![0]).toBe(0x54) // RowDescription, not ErrorResponse
   const stream = recordStream()
   let session: ReplicationSession | undefined
-  const done = handleStartReplication(start, stream.writer, db, { onSession: (s) => (session = s) })
+  const done = handleStartReplication(start, stream.writer, db, { ...options, onSession: (s) => (session = s) })
   await stream.waitFor((f) => f.tag === 'k')
   const errors: Record<number, string> = {}
   for (const [i, step] of w.workload.entries()) {

@@ -224,6 +224,12 @@ export class ReplicaApplier {
       case 'M':
         // Origins and logical decoding messages carry nothing to apply.
         return null
+      case 'S':
+      case 'E':
+      case 'c':
+      case 'A':
+        // The replica asks for protocol 1, where no transaction is streamed.
+        throw new ReplicaApplyError(`stream message '${m.tag}' on a protocol 1 stream`)
     }
   }
 

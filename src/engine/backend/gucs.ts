@@ -182,6 +182,14 @@ export class GucCatalog {
   }
 
   /** A setting in milliseconds (a time GUC's stored value), 0 when unset or unknown. */
+  /** A memory setting's value (base unit, e.g. kB) in bytes; 0 when it is not one. */
+  static bytes(def: GucDef | undefined, value: string | undefined): number {
+    if (!def || value === undefined) return 0
+    const base = def.unit ? BASE[def.unit] : undefined
+    const n = Number(value)
+    return base && base[0] === 'memory' && Number.isFinite(n) ? n * base[1] : 0
+  }
+
   static millis(def: GucDef | undefined, value: string | undefined): number {
     if (!def || value === undefined) return 0
     const base = def.unit ? BASE[def.unit] : undefined

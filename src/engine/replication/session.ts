@@ -80,6 +80,8 @@ export interface SessionOptions {
   messages: boolean
   /** Tuple values in each type's binary send format (pgoutput's `binary 'true'`). */
   binary?: boolean
+  /** Streaming (protocol 2+): transactions are cut into Stream chunks at this many bytes (logical_decoding_work_mem). */
+  streamAt?: number
   /** Keepalive interval while idle (PostgreSQL: wal_sender_timeout / 2). */
   keepaliveMs?: number
   /** Rows per change-log read. */

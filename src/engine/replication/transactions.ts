@@ -4,6 +4,12 @@
 // changes the publications carry, Commit; logical decoding messages where
 // PostgreSQL puts them. The session (./session.ts) reads the rows and sends
 // what this gives it.
+// With `streaming 'on'` (protocol 2+) a transaction's content is queued
+// instead, and once it reaches logical_decoding_work_mem (as PostgreSQL's
+// reorder buffer counts it, ./reorder-size.ts) goes out as a chunk between
+// Stream Start and Stream Stop, each message carrying the xid; the
+// transaction then ends with Stream Commit. Only committed transactions are
+// read, so there is never a Stream Abort.
 // Spec: PostgreSQL docs, "Logical Replication Message Formats".
 
 import { PgError } from '../../protocol/errors'
@@ -13,17 +19,56 @@ import { isPublished, type Action, type CatalogHistory, type RelationShape } fro
 import { changeMessage, hexToBytes, relationMessages, truncateMessage } from './output'
 import { changeLsn, commitLsn, endLsn } from './positions'
 import type { ChangeRow } from './reader'
+import { changeSize } from './reorder-size'
 
 const ACTIONS: Record<string, Action | undefined> = { I: 'insert', U: 'update', D: 'delete', T: 'truncate' }
 
 /** Sends one pgoutput message at `walStart`; `commit` is the commit LSN when it is a Commit. */
 export type Send = (m: PgoutputMessage, walStart: Lsn, commit?: Lsn) => void
 
+interface Rel {
+  relid: number
+  shape: RelationShape
+  version: string
+}
+
+/** One message of a transaction's content, with the Relations it needs first. */
+interface Entry {
+  msg: PgoutputMessage
+  walStart: Lsn
+  /** Relations to send first (when not yet sent). */
+  relations: Rel[]
+  /** Relations whose sent state is forgotten first (a TRUNCATE's tables). */
+  forget: number[]
+  /** The reorder buffer's count of it (streaming only). */
+  size: number
+}
+
+export interface AssemblerOptions {
+  publications: string[] | null
+  messages: boolean
+  binary?: boolean
+  /** logical_decoding_work_mem in bytes when the consumer asked for streaming (protocol 2+); else absent. */
+  streamAt?: number
+}
+
+/** A transaction whose content is queued (streaming): unsent entries and what its stream has sent. */
+interface Queued {
+  begin: PgoutputMessage
+  beginAt: Lsn
+  entries: Entry[]
+  size: number
+  /** Chunks sent so far (0: none, so Begin ... Commit may still go instead). */
+  chunks: number
+  /** relid -> version of the Relations sent inside this transaction's stream. */
+  streamed: Map<number, string>
+}
+
 export class TransactionAssembler {
   /** relid -> "shapeVersion:publicationVersion" of the Relation last sent. */
   private readonly sentRelations = new Map<number, string>()
   /** Transaction being streamed: Begin sent, Commit not yet. */
-  private open: { xid: bigint; lastSeq: bigint; commitTime: bigint } | null = null
+  private open: { xid: bigint; lastSeq: bigint; commitTime: bigint; queued?: Queued } | null = null
   /** Non-transactional messages that arrived inside another transaction: out after its Commit. */
   private readonly deferredMessages: Extract<PgoutputMessage, { tag: 'M' }>[] = []
   /**
@@ -38,7 +83,7 @@ export class TransactionAssembler {
 
   constructor(
     private readonly catalog: CatalogHistory,
-    private readonly options: { publications: string[] | null; messages: boolean; binary?: boolean },
+    private readonly options: AssemblerOptions,
     private readonly send: Send,
   ) {}
 
@@ -51,7 +96,8 @@ export class TransactionAssembler {
   /** Row i of a batch, in order; `rows` lets it look ahead within the batch. */
   take(rows: ChangeRow[], i: number): void {
     const row = rows[i]
-    if (!this.open && row.xid !== this.scannedXid) {
+    // Queued (streaming) transactions send Begin last, so their messages need no scan: they go in order.
+    if (this.options.streamAt === undefined && !this.open && row.xid !== this.scannedXid) {
       // PostgreSQL decodes a transaction at its commit, so its
       // non-transactional messages (sent at once) precede its Begin.
       this.scannedXid = row.xid
@@ -80,7 +126,44 @@ export class TransactionAssembler {
   private begin(row: ChangeRow): void {
     if (this.open) return
     this.open = { xid: row.xid, lastSeq: row.lastSeq, commitTime: row.commitTime }
-    this.send({ tag: 'B', finalLsn: commitLsn(row.lastSeq), commitTime: row.commitTime, xid: Number(row.xid & 0xffffffffn) }, changeLsn(row.seq))
+    const begin: PgoutputMessage = { tag: 'B', finalLsn: commitLsn(row.lastSeq), commitTime: row.commitTime, xid: Number(row.xid & 0xffffffffn) }
+    if (this.options.streamAt === undefined) this.send(begin, changeLsn(row.seq))
+    else this.open.queued = { begin, beginAt: changeLsn(row.seq), entries: [], size: 0, chunks: 0, streamed: new Map() }
+  }
+
+  /** Part of the open transaction's content: out now, or queued when streaming. */
+  private content(row: ChangeRow, entry: Entry): void {
+    this.begin(row)
+    const q = this.open!.queued
+    if (!q) return this.deliver(entry, this.sentRelations)
+    q.entries.push(entry)
+    q.size += entry.size
+    if (q.size >= this.options.streamAt!) this.chunk()
+  }
+
+  /** Sends an entry, the Relations it needs first per `sent`, all with `xid` inside a stream. */
+  private deliver(e: Entry, sent: Map<number, string>, xid?: number): void {
+    for (const relid of e.forget) sent.delete(relid)
+    for (const r of e.relations) {
+      if (sent.get(r.relid) === r.version) continue
+      for (const m of relationMessages(r.relid, r.shape)) this.send(xid === undefined ? m : ({ ...m, xid } as PgoutputMessage), 0n)
+      sent.set(r.relid, r.version)
+    }
+    this.send(xid === undefined ? e.msg : ({ ...e.msg, xid } as PgoutputMessage), e.walStart)
+  }
+
+  /** The queued content as one chunk of the transaction's stream. */
+  private chunk(): void {
+    const t = this.open!
+    const q = t.queued!
+    const xid = Number(t.xid & 0xffffffffn)
+    const at = q.entries[0]?.walStart ?? q.beginAt
+    this.send({ tag: 'S', xid, firstSegment: q.chunks === 0 }, at)
+    for (const e of q.entries) this.deliver(e, q.streamed, xid)
+    this.send({ tag: 'E' }, at)
+    q.chunks++
+    q.entries = []
+    q.size = 0
   }
 
   private commit(): void {
@@ -88,7 +171,22 @@ export class TransactionAssembler {
     this.open = null
     const end = endLsn(t.lastSeq)
     const commit = commitLsn(t.lastSeq)
-    this.send({ tag: 'C', flags: 0, commitLsn: commit, endLsn: end, commitTime: t.commitTime }, end, commit)
+    const q = t.queued
+    if (q && q.chunks > 0) {
+      this.open = t
+      if (q.entries.length > 0) this.chunk()
+      this.open = null
+      const xid = Number(t.xid & 0xffffffffn)
+      this.send({ tag: 'c', xid, flags: 0, commitLsn: commit, endLsn: end, commitTime: t.commitTime }, end, commit)
+      // PostgreSQL counts a Relation sent inside a committed stream as sent (cleanup_rel_sync_cache).
+      for (const [relid, version] of q.streamed) this.sentRelations.set(relid, version)
+    } else {
+      if (q) {
+        this.send(q.begin, q.beginAt)
+        for (const e of q.entries) this.deliver(e, this.sentRelations)
+      }
+      this.send({ tag: 'C', flags: 0, commitLsn: commit, endLsn: end, commitTime: t.commitTime }, end, commit)
+    }
     for (const m of this.deferredMessages.splice(0)) this.send(m, m.lsn)
   }
 
@@ -108,9 +206,14 @@ export class TransactionAssembler {
     }
     const msg = changeMessage(row, shape, this.options.binary ? 'binary' : 'text')
     if (!msg) return
-    this.begin(row)
-    this.ensureRelation(row.relid, shape, `${rel.id}:${pubs?.id ?? 0}`)
-    this.send(msg, changeLsn(row.seq))
+    const streaming = this.options.streamAt !== undefined
+    this.content(row, {
+      msg,
+      walStart: changeLsn(row.seq),
+      relations: [{ relid: row.relid, shape, version: `${rel.id}:${pubs?.id ?? 0}` }],
+      forget: [],
+      size: streaming ? changeSize(msg, shape) : 0,
+    })
   }
 
   /**
@@ -126,10 +229,11 @@ export class TransactionAssembler {
     const [flags, relids] = row.newFields ?? [null, null]
     const tables = relids ? relids.split(' ').map(Number) : [row.relid]
     const pubs = this.catalog.publicationsAt(row.seq)
-    const sent: { relid: number; shape: RelationShape; version: string }[] = []
+    const sent: Rel[] = []
     if (!this.truncated) this.truncated = { xid: row.xid, relids: new Set() }
     for (const relid of tables) {
       this.sentRelations.delete(relid)
+      this.open?.queued?.streamed.delete(relid)
       this.truncated.relids.add(relid)
       const rel = this.catalog.relation(relid, row.seq)
       if (!rel?.value) continue
@@ -138,9 +242,8 @@ export class TransactionAssembler {
       }
     }
     if (sent.length === 0) return
-    this.begin(row)
-    for (const t of sent) this.ensureRelation(t.relid, t.shape, t.version)
-    this.send(truncateMessage(Number(flags ?? 0), sent.map((t) => t.relid)), changeLsn(row.seq))
+    const msg = truncateMessage(Number(flags ?? 0), sent.map((t) => t.relid))
+    this.content(row, { msg, walStart: changeLsn(row.seq), relations: sent, forget: tables, size: changeSize(msg) })
   }
 
   private message(row: ChangeRow): void {
@@ -153,20 +256,14 @@ export class TransactionAssembler {
       content: hexToBytes(row.newRow ?? ''),
     }
     if (row.op === 'M') {
-      this.begin(row)
-      this.send(m, m.lsn)
-    } else if (this.open) {
+      this.content(row, { msg: m, walStart: m.lsn, relations: [], forget: [], size: changeSize(m) })
+    } else if (this.open && !this.open.queued) {
       // A non-transactional message goes out at once, never inside another
       // transaction's Begin/Commit: hold it until this Commit.
       this.deferredMessages.push(m)
     } else {
+      // Nothing of a queued transaction has gone out but whole stream chunks: now is at once.
       this.send(m, m.lsn)
     }
-  }
-
-  private ensureRelation(relid: number, shape: RelationShape, version: string): void {
-    if (this.sentRelations.get(relid) === version) return
-    for (const m of relationMessages(relid, shape)) this.send(m, 0n)
-    this.sentRelations.set(relid, version)
   }
 }

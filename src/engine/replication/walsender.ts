@@ -144,11 +144,16 @@ export interface StreamRequest {
 
 export interface StreamOptions {
   keepaliveMs?: number
+  /** logical_decoding_work_mem in bytes: where a streaming consumer's large transactions are cut (default 64MB). */
+  logicalDecodingWorkMem?: number
   /** Stream only durable commits (see DurabilityGate). */
   durability?: DurabilityGate
   /** The streaming session's process id (pg_replication_slots.active_pid); the worker API's by default. */
   pid?: number
 }
+
+/** PostgreSQL's default logical_decoding_work_mem, 64MB. */
+const DEFAULT_LOGICAL_DECODING_WORK_MEM = 64 * 1024 * 1024
 
 /** START_REPLICATION's text as a StreamRequest, as a PostgreSQL walsender parses it. */
 export function streamRequest(query: string): StreamRequest {
@@ -197,6 +202,7 @@ export async function startReplication(db: PGlite, request: StreamRequest | stri
     verifyPublications: verify,
     messages: start.messages,
     binary: start.binary,
+    streamAt: start.streaming === 'off' ? undefined : options.logicalDecodingWorkMem || DEFAULT_LOGICAL_DECODING_WORK_MEM,
     keepaliveMs: options.keepaliveMs,
     durability: options.durability,
   })
