@@ -14,7 +14,7 @@ import { Leadership, type LinkEvent } from './leadership'
 
 import { PgError } from '../protocol/errors'
 export { PgError }
-export { decodePgoutput } from '../protocol/pgoutput-decode'
+export { decodePgoutput, decodePgoutputInStream, PgoutputStreamDecoder } from '../protocol/pgoutput-decode'
 export { ReplicationStream, type StreamMessage } from './stream'
 export { Database, fixedLink, type Queryable, type StartReplicationOptions } from './database'
 export { LINK_WAIT_MS, type LinkEvent } from './leadership'

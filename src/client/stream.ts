@@ -7,7 +7,7 @@ import type { PgoutputMessage } from '../protocol/pgoutput'
 import { decodeFrame, encodeFrame, FrameTag } from '../protocol/replication-frames'
 import { pgTimestampFromDate } from '../protocol/pgoutput'
 import { DEFAULT_STREAM_WINDOW, type PageToWorker, type WorkerToPage } from '../protocol/stream-port'
-import { decodePgoutput } from '../protocol/pgoutput-decode'
+import { PgoutputStreamDecoder } from '../protocol/pgoutput-decode'
 
 /** What messages() yields: pgoutput messages with their WAL position, and keepalives. */
 export type StreamMessage =
@@ -161,7 +161,9 @@ export class ReplicationStream {
 
   /** Decoded: each XLogData's pgoutput message with its position, and keepalives. */
   messages(): AsyncGenerator<StreamMessage> {
-    return this.iterate(decodeMessage)
+    // One decoder per iteration: it follows Stream Start / Stop (protocol 2+ streaming).
+    const decoder = new PgoutputStreamDecoder()
+    return this.iterate((raw) => decodeMessage(raw, decoder))
   }
 
   /**
@@ -215,9 +217,9 @@ export class ReplicationStream {
   }
 }
 
-function decodeMessage(raw: Uint8Array): StreamMessage | undefined {
+function decodeMessage(raw: Uint8Array, decoder: PgoutputStreamDecoder): StreamMessage | undefined {
   const f = decodeFrame(raw.subarray(COPY_DATA_HEADER))
-  if (f.tag === 'w') return { kind: 'xlog', walStart: f.walStart, walEnd: f.walEnd, message: decodePgoutput(f.data), data: f.data }
+  if (f.tag === 'w') return { kind: 'xlog', walStart: f.walStart, walEnd: f.walEnd, message: decoder.decode(f.data), data: f.data }
   if (f.tag === 'k') return { kind: 'keepalive', walEnd: f.walEnd, replyRequested: f.replyRequested }
   return undefined
 }

@@ -6,7 +6,7 @@
 import { conformanceAvailable, golden } from '../../test/support/conformance'
 import { describe, it, expect } from 'vitest'
 import { encodePgoutput, writePgoutput } from './pgoutput-encode'
-import { decodePgoutput, decodePgoutputInStream, PgoutputDecodeError } from './pgoutput-decode'
+import { decodePgoutput, decodePgoutputInStream, PgoutputDecodeError, PgoutputStreamDecoder } from './pgoutput-decode'
 import { ByteWriter } from './bytes'
 import type { PgoutputMessage, TupleColumn } from './pgoutput'
 
@@ -300,6 +300,24 @@ describe('pgoutput encoder: exact bytes built by hand', () => {
 
   it('covers every message tag', () => {
     expect(new Set(cases.map((c) => c.msg.tag))).toEqual(new Set(['B', 'C', 'O', 'R', 'Y', 'I', 'U', 'D', 'T', 'M', 'S', 'E', 'c', 'A']))
+  })
+
+  it('PgoutputStreamDecoder reads xids only between Stream Start and Stream Stop', () => {
+    const insert = (xid?: number): PgoutputMessage => ({ tag: 'I', ...(xid === undefined ? {} : { xid }), relationOid: 5, new: { kind: 'N', columns: [] } })
+    const sequence: PgoutputMessage[] = [
+      insert(),
+      { tag: 'S', xid: 9, firstSegment: true },
+      insert(9),
+      { tag: 'E' },
+      { tag: 'M', flags: 0, lsn: 1n, prefix: 'p', content: new Uint8Array(0) },
+      { tag: 'S', xid: 9, firstSegment: false },
+      insert(9),
+      { tag: 'E' },
+      { tag: 'c', xid: 9, flags: 0, commitLsn: 2n, endLsn: 3n, commitTime: 4n },
+      insert(),
+    ]
+    const d = new PgoutputStreamDecoder()
+    expect(sequence.map((m) => d.decode(encodePgoutput(m)))).toEqual(sequence)
   })
 
   it('inside a stream a change carries the xid after its tag; protocol 4 adds the abort position and time', () => {

@@ -147,6 +147,21 @@ export function decodePgoutputInStream(bytes: Uint8Array): PgoutputMessage {
   return decode(bytes, true)
 }
 
+/**
+ * Decodes one stream's messages in order, knowing where Stream Start and
+ * Stream Stop put it (protocol 2+): what a consumer of a streaming session uses.
+ */
+export class PgoutputStreamDecoder {
+  private inStream = false
+
+  decode(bytes: Uint8Array): PgoutputMessage {
+    const m = decode(bytes, this.inStream)
+    if (m.tag === 'S') this.inStream = true
+    else if (m.tag === 'E') this.inStream = false
+    return m
+  }
+}
+
 function decode(bytes: Uint8Array, inStream: boolean): PgoutputMessage {
   const r = new ByteReader(bytes)
   let tag = '?'
