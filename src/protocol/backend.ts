@@ -74,7 +74,8 @@ export function commandComplete(tag: string): Uint8Array {
 /** ErrorResponse or NoticeResponse; S and V carry the severity as PostgreSQL 9.6+ does. */
 export function errorResponse(e: PgErrorFields, kind: 'E' | 'N' = 'E'): Uint8Array {
   return message(kind, (w) => {
-    const fields: PgErrorFields = { ...e, severity: e.severity ?? 'ERROR' }
+    // `message` by name: on a PgError it is Error's own non-enumerable property, which a spread drops.
+    const fields: PgErrorFields = { ...e, message: e.message, severity: e.severity ?? 'ERROR' }
     for (const [letter, key] of ERROR_FIELD_CODES) {
       const value = fields[key]
       if (value === undefined) continue

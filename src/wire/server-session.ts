@@ -4,7 +4,7 @@
 // Spec: PostgreSQL docs, "Frontend/Backend Protocol" (Message Flow) and
 // "Streaming Replication Protocol".
 
-import { PgError, SqlState, type PgErrorFields } from '../protocol/errors'
+import { PgError, SqlState, toPgError, type PgErrorFields } from '../protocol/errors'
 import { isReplicationCommand } from '../engine/replication/commands'
 import { authenticationOk, createAuthExchange, type AuthExchange } from './auth'
 import { backendKeyData, parameterStatus, readyForQuery } from '../protocol/backend'
@@ -22,6 +22,8 @@ export type { Connection, EngineResolver, ServerOptions, WireEngine } from './se
 export class ServerSession extends WalsenderConnection {
   protected auth: AuthExchange | null = null
   protected startupInfo: StartupInfo & { applicationName: string } = { roleExists: true, database: '', serverVersion: '', applicationName: '' }
+  /** The start-up packet's parameters: its settings are applied once the client is authenticated. */
+  private startupParams: Record<string, string> = {}
 
   protected async startup(m: FrontendMessage): Promise<void> {
     if (m.kind === 'ssl-request' || m.kind === 'gssenc-request') {
@@ -67,6 +69,7 @@ export class ServerSession extends WalsenderConnection {
     if (!info.roleExists) return this.fatal({ code: '28000', message: `role "${this.user}" does not exist` })
     if (database !== info.database) return this.fatal({ code: '3D000', message: `database "${database}" does not exist` })
     this.startupInfo = { ...info, applicationName: p.application_name ?? '' }
+    this.startupParams = p
     const method = this.options.auth ?? (this.options.password !== undefined ? 'scram-sha-256' : 'trust')
     if (method === 'trust') return this.ready()
     this.auth = createAuthExchange(method, this.user, this.options.password ?? '')
@@ -115,21 +118,32 @@ export class ServerSession extends WalsenderConnection {
 
   protected async ready(): Promise<void> {
     const i = this.startupInfo
+    // The start-up packet's settings, as PostgreSQL applies them once the
+    // client is authenticated (an unknown name or a bad value is FATAL).
+    let settings: [string, string][]
+    try {
+      settings = startupSettings(this.startupParams)
+      for (const [name, value] of settings) this.settings.set(name, value)
+    } catch (e) {
+      return this.fatal(toPgError(e))
+    }
+    const set = new Set(settings.map(([n]) => n.toLowerCase()))
+    const reported = (name: string, fallback: string) => (set.has(name.toLowerCase()) ? this.settings.show(name) : fallback)
     const params: [string, string][] = [
       ['application_name', i.applicationName],
       ['client_encoding', 'UTF8'],
-      ['DateStyle', 'ISO, MDY'],
+      ['DateStyle', reported('DateStyle', 'ISO, MDY')],
       ['default_transaction_read_only', 'off'],
       ['in_hot_standby', 'off'],
       ['integer_datetimes', 'on'],
-      ['IntervalStyle', 'postgres'],
+      ['IntervalStyle', reported('IntervalStyle', 'postgres')],
       ['is_superuser', 'on'],
       ['scram_iterations', '4096'],
       ['server_encoding', 'UTF8'],
       ['server_version', i.serverVersion],
       ['session_authorization', this.user],
       ['standard_conforming_strings', 'on'],
-      ['TimeZone', 'UTC'],
+      ['TimeZone', reported('TimeZone', 'UTC')],
     ]
     const full = this.connectionLimitError()
     if (full) return this.fatal(full)
@@ -213,4 +227,45 @@ export class ServerSession extends WalsenderConnection {
       if (await this.waitForAdvisoryRelease()) return this.message(tag, bytes, body)
     }
   }
+}
+
+/** Start-up parameters that are not settings (or are answered elsewhere). */
+const NOT_SETTINGS = new Set(['user', 'database', 'replication', 'options', 'application_name', 'client_encoding'])
+
+/**
+ * The settings a start-up packet carries, in the order PostgreSQL applies
+ * them: the `options` parameter's switches (-c name=value, -cname=value,
+ * --name=value; a backslash escapes the next character, so a value may hold
+ * spaces), then every other parameter, which wins.
+ */
+export function startupSettings(params: Record<string, string>): [string, string][] {
+  const out: [string, string][] = []
+  const tokens: string[] = []
+  let cur: string | null = null
+  const text = params.options ?? ''
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (c === '\\' && i + 1 < text.length) cur = (cur ?? '') + text[++i]
+    else if (/\s/.test(c)) {
+      if (cur !== null) tokens.push(cur)
+      cur = null
+    } else cur = (cur ?? '') + c
+  }
+  if (cur !== null) tokens.push(cur)
+  const setting = (arg: string) => {
+    const eq = arg.indexOf('=')
+    if (eq <= 0) throw new PgError({ code: SqlState.syntaxError, message: `-c ${arg} requires a value` })
+    out.push([arg.slice(0, eq).replace(/-/g, '_'), arg.slice(eq + 1)])
+  }
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]
+    if (t === '-c') {
+      if (i + 1 >= tokens.length) throw new PgError({ code: SqlState.syntaxError, message: 'invalid command-line argument for server process: -c' })
+      setting(tokens[++i])
+    } else if (t.startsWith('-c')) setting(t.slice(2))
+    else if (t.startsWith('--')) setting(t.slice(2))
+    else throw new PgError({ code: SqlState.syntaxError, message: `invalid command-line argument for server process: ${t}`, hint: 'Try "postgres --help" for more information.' })
+  }
+  for (const [name, value] of Object.entries(params)) if (!NOT_SETTINGS.has(name)) out.push([name, value])
+  return out
 }

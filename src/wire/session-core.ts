@@ -195,7 +195,7 @@ export abstract class SessionCore {
   protected fatal(e: PgErrorFields): void {
     if (this.state === 'closed') return
     this.options.log?.(`[${this.processId}] FATAL ${e.code}: ${e.message}`)
-    this.conn.send(errorResponse({ ...e, severity: 'FATAL' }))
+    this.conn.send(errorResponse({ ...e, message: e.message, severity: 'FATAL' }))
     this.state = 'closed'
     this.conn.close()
     void this.end()

@@ -4,6 +4,7 @@
 // (./walsender.ts turns the engine's results into messages), and streams in
 // CopyBoth. Spec: PostgreSQL docs, "Streaming Replication Protocol".
 
+import { outputStyle } from '../engine/replication/output-style'
 import { PgError, SqlState, toPgError } from '../protocol/errors'
 import { handleReplicationQuery, handleStartReplication } from './walsender'
 import { type ReplicationSession } from '../engine/replication/session'
@@ -104,6 +105,8 @@ export abstract class WalsenderConnection extends CopyInSession {
       pid: this.processId,
       // The connection's own setting (options '-c logical_decoding_work_mem=...', or SET).
       logicalDecodingWorkMem: this.settings.bytes('logical_decoding_work_mem'),
+      // Values print as this connection's DateStyle, TimeZone, ... would print them.
+      outputStyle: outputStyle((name) => this.settings.show(name)),
       durability: this.engine.durability,
       onSession: (s) => {
         this.stream = s

@@ -12,8 +12,7 @@ import pg from 'pg'
 import postgres from 'postgres'
 import { LogicalReplicationService, PgoutputPlugin } from 'pg-logical-replication'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { decodePgoutput } from '../../src/protocol/pgoutput-decode'
-import type { PgoutputMessage } from '../../src/protocol/pgoutput'
+import { splitRecvlogicalFile } from '../support/recvlogical'
 import { listen, type TcpServer } from '../../src/node/server'
 import { installChangeTracking } from '../../src/engine/install'
 
@@ -40,26 +39,6 @@ async function psql(port: number, args: string[], conn = ''): Promise<{ stdout: 
     const err = e as { stdout: string; stderr: string; code: number }
     return { stdout: err.stdout, stderr: err.stderr, code: err.code }
   }
-}
-
-/** pgoutput messages from pg_recvlogical's file: each message is followed by a newline. */
-function splitRecvlogicalFile(bytes: Uint8Array): PgoutputMessage[] {
-  const out: PgoutputMessage[] = []
-  let off = 0
-  while (off < bytes.length) {
-    let end = bytes.indexOf(0x0a, off)
-    for (;;) {
-      if (end < 0) throw new Error(`undecodable tail at ${off}`)
-      try {
-        out.push(decodePgoutput(bytes.subarray(off, end)))
-        break
-      } catch {
-        end = bytes.indexOf(0x0a, end + 1) // the newline was inside the message
-      }
-    }
-    off = end + 1
-  }
-  return out
 }
 
 describe('wire protocol on TCP', () => {

@@ -55,3 +55,32 @@ BEGIN
     END
   FROM t;
 END $$;
+
+-- Values as a walsender session with its own output settings sees them
+-- (replication/output-style.ts): PostgreSQL's walsender runs each type's
+-- output function under the replication connection's DateStyle,
+-- IntervalStyle, TimeZone, extra_float_digits and bytea_output, while the
+-- change log keeps them in the canonical settings. Each value (vals[i], of
+-- type types[i]) is read back as its type and printed under `settings`
+-- (those five, in that order), set for this statement's transaction only.
+-- The canonical text reads back the same under any of them (ISO dates,
+-- explicit zone offsets and interval signs, hex bytea).
+CREATE OR REPLACE FUNCTION _tabgres.restyle(settings text[], types regtype[], vals text[])
+RETURNS TABLE (i int, v text)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  out text[] := vals;
+  t regtype;
+  idx int[];
+  res text[];
+BEGIN
+  PERFORM set_config('DateStyle', settings[1], true), set_config('IntervalStyle', settings[2], true),
+    set_config('TimeZone', settings[3], true), set_config('extra_float_digits', settings[4], true),
+    set_config('bytea_output', settings[5], true);
+  FOR t IN SELECT DISTINCT x FROM unnest(types) x LOOP
+    SELECT array_agg(k ORDER BY k) INTO idx FROM generate_subscripts(types, 1) k WHERE types[k] = t;
+    EXECUTE format('SELECT array_agg((($1)[k])::%s::text ORDER BY k) FROM unnest($2) k', t) INTO res USING vals, idx;
+    FOR k IN 1 .. array_length(idx, 1) LOOP out[idx[k]] := res[k]; END LOOP;
+  END LOOP;
+  RETURN QUERY SELECT o.n::int, o.x FROM unnest(out) WITH ORDINALITY AS o(x, n) ORDER BY o.n;
+END $$;

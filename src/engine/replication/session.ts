@@ -16,11 +16,12 @@ import { copyData } from '../../protocol/backend'
 import { writePgoutput } from '../../protocol/pgoutput-encode'
 import { CatalogHistory } from './catalog'
 import { BUSY, backoff, idle, readWhenIdle } from './exclusive'
+import { applyRestyle, restyleQuery, type OutputStyle } from './output-style'
 import { subscribeCommits } from './notifier'
 import { DurableHold } from './durable-hold'
 import { TransactionAssembler } from './transactions'
 import { positionLsn, seqAtOrBelow } from './positions'
-import { batchSql, parseBatch, resumePoint } from './reader'
+import { batchSql, parseBatch, resumePoint, type ChangeRow } from './reader'
 import { schedulePrune } from './prune'
 import { acquireSlot, releaseSlot } from './slots'
 import { backendOf } from '../backend/backend'
@@ -82,6 +83,8 @@ export interface SessionOptions {
   binary?: boolean
   /** Streaming (protocol 2+): transactions are cut into Stream chunks at this many bytes (logical_decoding_work_mem). */
   streamAt?: number
+  /** The walsender session's output settings when they print values differently from the change log (./output-style.ts). */
+  outputStyle?: OutputStyle | null
   /** Keepalive interval while idle (PostgreSQL: wal_sender_timeout / 2). */
   keepaliveMs?: number
   /** Rows per change-log read. */
@@ -292,6 +295,7 @@ export class ReplicationSession {
       this.catalog.apply(sets[0], sets[1])
       const batch = parseBatch(sets[2], sets[3], limit)
       const rows = batch.rows
+      if (this.opts.outputStyle && !this.opts.binary && !(await this.restyle(rows, this.opts.outputStyle))) return
       for (let i = 0; i < rows.length; i++) {
         // Once stopped, nothing more goes out, not even the rest of this batch:
         // the consumer's last acknowledgement covers all it received. A
@@ -310,6 +314,22 @@ export class ReplicationSession {
         const durable = this.opts.durability?.position()
         return this.idleKeepalive(durable !== undefined && durable < batch.position ? durable : batch.position)
       }
+    }
+  }
+
+  /** Prints the batch's values in the session's output settings; false when the session stopped meanwhile. */
+  private async restyle(rows: ChangeRow[], style: OutputStyle): Promise<boolean> {
+    const q = restyleQuery(rows, this.catalog, style)
+    if (!q) return true
+    for (let busy = 0; ; ) {
+      if (this.stopped || this.db.closed) return false
+      const result = await readWhenIdle(this.db, q.sql)
+      if (result === BUSY) {
+        await backoff(busy++)
+        continue
+      }
+      applyRestyle(q.targets, result[0])
+      return true
     }
   }
 

@@ -20,6 +20,7 @@ import { missingPublication, noSuchPublication } from './publications'
 import { ReplicationSession, type DurabilityGate, type StreamSink } from './session'
 import { isSlotActive, slotActivePid, slotInUse, slotReleased, unknownSlot } from './slots'
 import { parseStartOptions, type StartOptions } from './start-options'
+import type { OutputStyle } from './output-style'
 
 /** The system identifier IDENTIFY_SYSTEM reports (stable; PGlite has no control file id). */
 export const SYSTEM_ID = '1234567890'
@@ -146,6 +147,8 @@ export interface StreamOptions {
   keepaliveMs?: number
   /** logical_decoding_work_mem in bytes: where a streaming consumer's large transactions are cut (default 64MB). */
   logicalDecodingWorkMem?: number
+  /** The walsender connection's output settings, when they print values differently (./output-style.ts). */
+  outputStyle?: OutputStyle | null
   /** Stream only durable commits (see DurabilityGate). */
   durability?: DurabilityGate
   /** The streaming session's process id (pg_replication_slots.active_pid); the worker API's by default. */
@@ -202,6 +205,7 @@ export async function startReplication(db: PGlite, request: StreamRequest | stri
     verifyPublications: verify,
     messages: start.messages,
     binary: start.binary,
+    outputStyle: options.outputStyle,
     streamAt: start.streaming === 'off' ? undefined : options.logicalDecodingWorkMem || DEFAULT_LOGICAL_DECODING_WORK_MEM,
     keepaliveMs: options.keepaliveMs,
     durability: options.durability,
