@@ -266,6 +266,7 @@ export function startupSettings(params: Record<string, string>): [string, string
     else if (t.startsWith('--')) setting(t.slice(2))
     else throw new PgError({ code: SqlState.syntaxError, message: `invalid command-line argument for server process: ${t}`, hint: 'Try "postgres --help" for more information.' })
   }
-  for (const [name, value] of Object.entries(params)) if (!NOT_SETTINGS.has(name)) out.push([name, value])
+  // _pq_.* names are protocol options, not settings (PostgreSQL answers unknown ones with NegotiateProtocolVersion).
+  for (const [name, value] of Object.entries(params)) if (!NOT_SETTINGS.has(name) && !name.startsWith('_pq_.')) out.push([name, value])
   return out
 }

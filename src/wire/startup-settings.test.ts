@@ -9,6 +9,7 @@ describe('startupSettings: what a start-up packet sets, in the order PostgreSQL 
         user: 'u', database: 'd', replication: 'database', application_name: 'a', client_encoding: 'UTF8',
         options: '-c DateStyle=German,\\ DMY  -cTimeZone=Europe/Paris --extra-float-digits=3',
         TimeZone: 'UTC',
+        '_pq_.future_option': 'x',
       }),
     ).toEqual([['DateStyle', 'German, DMY'], ['TimeZone', 'Europe/Paris'], ['extra_float_digits', '3'], ['TimeZone', 'UTC']])
   })
