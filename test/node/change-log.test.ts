@@ -233,4 +233,19 @@ describe('change log storage', () => {
       [3, '(3,c)'],
     ])
   })
+
+  it('tables tracked before TRUNCATE statements were grouped: each TRUNCATE row names its own table until the open adds the trigger', async () => {
+    const db = await open()
+    await db.exec(`CREATE TABLE u (id int PRIMARY KEY)`)
+    const [t, u] = [await one<number>(db, `SELECT 't'::regclass::oid::int`), await one<number>(db, `SELECT 'u'::regclass::oid::int`)]
+    const truncates = async () => (await changes(db)).filter((c) => c.op === 'T').map((c) => c.new_row)
+    // Earlier versions had no BEFORE TRUNCATE trigger.
+    await db.exec(`DROP TRIGGER _tabgres_0_truncate ON t; DROP TRIGGER _tabgres_0_truncate ON u`)
+    await db.exec(`TRUNCATE t, u RESTART IDENTITY`)
+    expect(await truncates()).toEqual([`(2,${t})`, `(2,${u})`])
+    await asEarlierVersion(db)
+    await installChangeTracking(db)
+    await db.exec(`TRUNCATE t, u`)
+    expect((await truncates()).slice(2)).toEqual([`(0,"${t} ${u}")`])
+  })
 })
