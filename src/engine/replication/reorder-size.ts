@@ -8,7 +8,7 @@
 // it does not list are counted as varlena text, so chunks of tables with
 // such columns are close to PostgreSQL's, not equal.
 
-import type { PgoutputMessage, Tuple } from '../../protocol/pgoutput'
+import type { PgoutputMessage, TupleColumn } from '../../protocol/pgoutput'
 import type { RelationShape } from './catalog'
 
 /** sizeof(ReorderBufferChange) on a 64-bit build. */
@@ -45,28 +45,30 @@ function varlenaData(typeOid: number, text: string): number {
   }
 }
 
-function tupleLen(values: (string | null)[], shape: RelationShape): number {
+/** An unchanged out-of-line value stays a TOAST pointer in the tuple: a 2-byte header and varatt_external. */
+const TOAST_POINTER = 18
+
+function tupleLen(columns: TupleColumn[], shape: RelationShape): number {
   const natts = shape.columns.length
-  const nulls = values.some((v) => v === null)
+  const nulls = columns.some((c) => c.kind === 'n')
   let off = 0
   shape.columns.forEach((c, i) => {
-    const v = values[i]
-    if (v === null || v === undefined) return
+    const col = columns[i]
+    if (!col || col.kind === 'n') return
     const fixed = FIXED[c.typeOid]
     if (fixed) {
       off = align(off, fixed[1]) + fixed[0]
       return
     }
-    const data = varlenaData(c.typeOid, v)
+    if (col.kind === 'u') {
+      off += TOAST_POINTER
+      return
+    }
+    const data = col.kind === 't' ? varlenaData(c.typeOid, col.value) : col.value.length
     // Short (1-byte header) varlenas are not aligned; longer ones have a 4-byte header at int alignment.
     off = data + 1 <= 127 ? off + data + 1 : align(off, 4) + data + 4
   })
   return align(HEADER + (nulls ? Math.ceil(natts / 8) : 0), 8) + off
-}
-
-function tupleValues(t: Tuple, shape: RelationShape): (string | null)[] {
-  // Only text-format values are measured; binary ones by their length.
-  return t.columns.map((c, i) => (c.kind === 't' ? c.value : c.kind === 'b' ? 'x'.repeat(c.value.length) : c.kind === 'u' ? shape.columns[i]?.name ?? '' : null))
 }
 
 /** The reorder buffer's size of the change behind message `m` of relation `shape`. */
@@ -77,7 +79,7 @@ export function changeSize(m: PgoutputMessage, shape?: RelationShape): number {
     case 'D': {
       let size = CHANGE
       const tuples = m.tag === 'I' ? [m.new] : m.tag === 'U' ? (m.old ? [m.old, m.new] : [m.new]) : [m.old]
-      for (const t of tuples) size += HEAP_TUPLE_DATA + (shape ? tupleLen(tupleValues(t, shape), shape) : 0)
+      for (const t of tuples) size += HEAP_TUPLE_DATA + (shape ? tupleLen(t.columns, shape) : 0)
       return size
     }
     case 'T':
