@@ -152,9 +152,8 @@ export class TransactionAssembler {
     this.send(xid === undefined ? e.msg : ({ ...e.msg, xid } as PgoutputMessage), e.walStart)
   }
 
-  /** The queued content as one chunk of the transaction's stream. */
-  private chunk(): void {
-    const t = this.open!
+  /** Transaction t's queued content as one chunk of its stream. */
+  private chunk(t = this.open!): void {
     const q = t.queued!
     const xid = Number(t.xid & 0xffffffffn)
     const at = q.entries[0]?.walStart ?? q.beginAt
@@ -173,9 +172,7 @@ export class TransactionAssembler {
     const commit = commitLsn(t.lastSeq)
     const q = t.queued
     if (q && q.chunks > 0) {
-      this.open = t
-      if (q.entries.length > 0) this.chunk()
-      this.open = null
+      if (q.entries.length > 0) this.chunk(t)
       const xid = Number(t.xid & 0xffffffffn)
       this.send({ tag: 'c', xid, flags: 0, commitLsn: commit, endLsn: end, commitTime: t.commitTime }, end, commit)
       // PostgreSQL counts a Relation sent inside a committed stream as sent (cleanup_rel_sync_cache).
