@@ -9,6 +9,7 @@
 // Spec: PostgreSQL's src/backend/utils/adt/*.c, the *_send functions.
 
 import { PgError, SqlState } from './errors'
+import { GEOMETRIC_AND_NETWORK } from './type-send-geometric'
 
 /** How to send one column's type: its send function, and its element's for an array. */
 export interface SendSpec {
@@ -297,55 +298,6 @@ function charByte(text: string): Uint8Array {
   return text === '' ? new Uint8Array(0) : utf8.encode(text).subarray(0, 1)
 }
 
-/** The numbers of a geometric value's text ("(1,2)", "[(0,0),(1,1)]", "<(0,0),5>", "{1,-1,0}"), in order. */
-function numbers(text: string): number[] {
-  return (text.match(/[-+]?(?:Infinity|NaN|[0-9.]+(?:e[-+]?\d+)?)/gi) ?? []).map(Number)
-}
-
-function float8s(values: number[]): Uint8Array {
-  return fixed(values.length * 8, (v) => values.forEach((x, i) => v.setFloat64(i * 8, x)))
-}
-
-/** path_send: closed flag, point count, points; polygon_send: point count, points. */
-function points(text: string, flag: boolean): Uint8Array {
-  const xs = numbers(text)
-  const out = new Out()
-  if (flag) out.bytes(Uint8Array.of(text.startsWith('(') ? 1 : 0))
-  out.int32(xs.length / 2)
-  out.bytes(float8s(xs))
-  return out.done()
-}
-
-/** inet_send / cidr_send: family, prefix bits, is-cidr flag, address length, address. */
-function inet(text: string, cidr: boolean): Uint8Array {
-  const [addr, bitsText] = text.split('/')
-  let bytes: number[]
-  if (addr.includes(':')) {
-    // IPv6, with "::" and a trailing IPv4 form allowed.
-    let tail: number[] = []
-    let a = addr
-    const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(a)
-    if (v4) {
-      tail = v4[1].split('.').map(Number)
-      a = a.slice(0, -v4[1].length)
-      if (a.endsWith(':') && !a.endsWith('::')) a = a.slice(0, -1)
-    }
-    const [head, rest] = a.split('::')
-    const group = (p: string | undefined) => (p ? p.split(':').filter(Boolean).map((h) => parseInt(h, 16)) : [])
-    const hi = group(head)
-    const lo = group(rest)
-    const zeros = 8 - tail.length / 2 - hi.length - lo.length
-    const words = rest === undefined ? hi : [...hi, ...Array(zeros).fill(0), ...lo]
-    bytes = [...words.flatMap((w) => [w >> 8, w & 0xff]), ...tail]
-  } else {
-    bytes = addr.split('.').map(Number)
-  }
-  const v6 = bytes.length === 16
-  const bits = bitsText === undefined ? (v6 ? 128 : 32) : Number(bitsText)
-  // PGSQL_AF_INET is AF_INET (2) and PGSQL_AF_INET6 is AF_INET + 1.
-  return Uint8Array.of(v6 ? 3 : 2, bits, cidr ? 1 : 0, bytes.length, ...bytes)
-}
-
 const ENCODERS: Record<string, (text: string, spec: SendSpec) => Uint8Array> = {
   boolsend: (t) => Uint8Array.of(t === 't' ? 1 : 0),
   byteasend: (t) => {
@@ -395,15 +347,7 @@ const ENCODERS: Record<string, (text: string, spec: SendSpec) => Uint8Array> = {
   },
   macaddr_send: (t) => hexBytes(t.replace(/:/g, '')),
   macaddr8_send: (t) => hexBytes(t.replace(/:/g, '')),
-  point_send: (t) => float8s(numbers(t)),
-  lseg_send: (t) => float8s(numbers(t)),
-  box_send: (t) => float8s(numbers(t)),
-  line_send: (t) => float8s(numbers(t)),
-  circle_send: (t) => float8s(numbers(t)),
-  path_send: (t) => points(t, true),
-  poly_send: (t) => points(t, false),
-  inet_send: (t) => inet(t, false),
-  cidr_send: (t) => inet(t, true),
+  ...GEOMETRIC_AND_NETWORK,
 }
 
 // The text types: their send format is the text itself (UTF-8, the database encoding).
