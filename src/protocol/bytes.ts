@@ -221,3 +221,10 @@ export function utf8(b: Uint8Array, offset = 0): string {
 }
 
 export const textEncoder = encoder
+
+/** Bytes from hexadecimal text ("00ff..."; two digits a byte), as encode(..., 'hex') prints them. */
+export function hexToBytes(hex: string): Uint8Array {
+  const out = new Uint8Array(hex.length >> 1)
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.substr(i * 2, 2), 16)
+  return out
+}

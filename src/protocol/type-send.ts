@@ -8,6 +8,7 @@
 // element follow from the catalog rather than from a list of OIDs.
 // Spec: PostgreSQL's src/backend/utils/adt/*.c, the *_send functions.
 
+import { hexToBytes, textEncoder } from './bytes'
 import { PgError, SqlState } from './errors'
 import { GEOMETRIC_AND_NETWORK } from './type-send-geometric'
 
@@ -19,7 +20,6 @@ export interface SendSpec {
   elemSend?: string
 }
 
-const utf8 = new TextEncoder()
 const USECS_PER_DAY = 86_400_000_000n
 const INT64_MAX = 0x7fffffffffffffffn
 const INT64_MIN = -0x8000000000000000n
@@ -64,12 +64,6 @@ function fixed(n: number, write: (v: DataView) => void): Uint8Array {
   const b = new Uint8Array(n)
   write(new DataView(b.buffer))
   return b
-}
-
-function hexBytes(hex: string): Uint8Array {
-  const out = new Uint8Array(hex.length >> 1)
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.substr(i * 2, 2), 16)
-  return out
 }
 
 /** Days from 2000-01-01 to the proleptic Gregorian date (y may be <= 0: astronomical years). */
@@ -295,14 +289,14 @@ function bits(text: string): Uint8Array {
 function charByte(text: string): Uint8Array {
   // charout writes a non-ASCII byte as \ooo.
   if (/^\\[0-7]{3}$/.test(text)) return Uint8Array.of(parseInt(text.slice(1), 8))
-  return text === '' ? new Uint8Array(0) : utf8.encode(text).subarray(0, 1)
+  return text === '' ? new Uint8Array(0) : textEncoder.encode(text).subarray(0, 1)
 }
 
 const ENCODERS: Record<string, (text: string, spec: SendSpec) => Uint8Array> = {
   boolsend: (t) => Uint8Array.of(t === 't' ? 1 : 0),
   byteasend: (t) => {
     if (!t.startsWith('\\x')) throw bad('bytea', t)
-    return hexBytes(t.slice(2))
+    return hexToBytes(t.slice(2))
   },
   charsend: charByte,
   int2send: (t) => fixed(2, (v) => v.setInt16(0, Number(t))),
@@ -330,9 +324,9 @@ const ENCODERS: Record<string, (text: string, spec: SendSpec) => Uint8Array> = {
   timestamp_send: (t) => fixed(8, (v) => v.setBigInt64(0, timestampUsecs(t, false))),
   timestamptz_send: (t) => fixed(8, (v) => v.setBigInt64(0, timestampUsecs(t, true))),
   interval_send: interval,
-  uuid_send: (t) => hexBytes(t.replace(/-/g, '')),
+  uuid_send: (t) => hexToBytes(t.replace(/-/g, '')),
   jsonb_send: (t) => {
-    const b = utf8.encode(t)
+    const b = textEncoder.encode(t)
     const out = new Uint8Array(b.length + 1)
     out[0] = 1 // jsonb's binary format version
     out.set(b, 1)
@@ -345,14 +339,14 @@ const ENCODERS: Record<string, (text: string, spec: SendSpec) => Uint8Array> = {
     const [hi, lo] = t.split('/')
     return fixed(8, (v) => v.setBigUint64(0, (BigInt('0x' + hi) << 32n) | BigInt('0x' + lo)))
   },
-  macaddr_send: (t) => hexBytes(t.replace(/:/g, '')),
-  macaddr8_send: (t) => hexBytes(t.replace(/:/g, '')),
+  macaddr_send: (t) => hexToBytes(t.replace(/:/g, '')),
+  macaddr8_send: (t) => hexToBytes(t.replace(/:/g, '')),
   ...GEOMETRIC_AND_NETWORK,
 }
 
 // The text types: their send format is the text itself (UTF-8, the database encoding).
 for (const name of ['textsend', 'varcharsend', 'bpcharsend', 'namesend', 'json_send', 'xml_send', 'unknownsend', 'enum_send', 'cstring_send', 'citextsend']) {
-  ENCODERS[name] = (t) => utf8.encode(t)
+  ENCODERS[name] = (t) => textEncoder.encode(t)
 }
 
 /** Whether tabgres can send this type in binary. */

@@ -112,9 +112,3 @@ export function changeMessage(row: ChangeRow, shape: RelationShape, format: Valu
 export function truncateMessage(flags: number, relationOids: number[]): PgoutputMessage {
   return { tag: 'T', flags, relationOids }
 }
-
-export function hexToBytes(hex: string): Uint8Array {
-  const out = new Uint8Array(hex.length >> 1)
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.substr(i * 2, 2), 16)
-  return out
-}

@@ -4,7 +4,7 @@
 // transaction's rows form one contiguous run of sequence numbers.
 
 import type { IdleSession, Rows } from './exclusive'
-import { hexToBytes } from './output'
+import { hexToBytes } from '../../protocol/bytes'
 import { parseRecordAt } from './record'
 
 export interface ChangeRow {

@@ -8,6 +8,7 @@
 // it does not list are counted as varlena text, so chunks of tables with
 // such columns are close to PostgreSQL's, not equal.
 
+import { textEncoder } from '../../protocol/bytes'
 import type { PgoutputMessage, TupleColumn } from '../../protocol/pgoutput'
 import type { RelationShape } from './catalog'
 
@@ -27,7 +28,6 @@ const FIXED: Record<number, [number, number]> = {
   1186: [16, 8], 1266: [12, 8], 2950: [16, 1], 3220: [8, 8], 5069: [8, 8],
 }
 
-const utf8 = new TextEncoder()
 const align = (n: number, a: number) => (n + a - 1) & ~(a - 1)
 
 /** Bytes a varlena value takes in a heap tuple, before alignment: its data and header. */
@@ -41,7 +41,7 @@ function varlenaData(typeOid: number, text: string): number {
       return 2 + 2 * Math.ceil(digits / 4)
     }
     default:
-      return utf8.encode(text).length
+      return textEncoder.encode(text).length
   }
 }
 
@@ -85,7 +85,7 @@ export function changeSize(m: PgoutputMessage, shape?: RelationShape): number {
     case 'T':
       return CHANGE + 4 * m.relationOids.length
     case 'M':
-      return CHANGE + utf8.encode(m.prefix).length + 1 + m.content.length + MESSAGE_EXTRA
+      return CHANGE + textEncoder.encode(m.prefix).length + 1 + m.content.length + MESSAGE_EXTRA
     default:
       return CHANGE
   }

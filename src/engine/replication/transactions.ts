@@ -16,10 +16,14 @@ import { PgError } from '../../protocol/errors'
 import type { Lsn } from '../../protocol/lsn'
 import { MESSAGE_TRANSACTIONAL, type PgoutputMessage } from '../../protocol/pgoutput'
 import { isPublished, type Action, type CatalogHistory, type RelationShape } from './catalog'
-import { changeMessage, hexToBytes, relationMessages, truncateMessage } from './output'
+import { hexToBytes } from '../../protocol/bytes'
+import { changeMessage, relationMessages, truncateMessage } from './output'
 import { changeLsn, commitLsn, endLsn } from './positions'
 import type { ChangeRow } from './reader'
 import { changeSize } from './reorder-size'
+
+/** The 32-bit xid pgoutput sends for a change-log transaction id. */
+const wireXid = (xid: bigint): number => Number(xid & 0xffffffffn)
 
 const ACTIONS: Record<string, Action | undefined> = { I: 'insert', U: 'update', D: 'delete', T: 'truncate' }
 
@@ -126,7 +130,7 @@ export class TransactionAssembler {
   private begin(row: ChangeRow): void {
     if (this.open) return
     this.open = { xid: row.xid, lastSeq: row.lastSeq, commitTime: row.commitTime }
-    const begin: PgoutputMessage = { tag: 'B', finalLsn: commitLsn(row.lastSeq), commitTime: row.commitTime, xid: Number(row.xid & 0xffffffffn) }
+    const begin: PgoutputMessage = { tag: 'B', finalLsn: commitLsn(row.lastSeq), commitTime: row.commitTime, xid: wireXid(row.xid) }
     if (this.options.streamAt === undefined) this.send(begin, changeLsn(row.seq))
     else this.open.queued = { begin, beginAt: changeLsn(row.seq), entries: [], size: 0, chunks: 0, streamed: new Map() }
   }
@@ -155,7 +159,7 @@ export class TransactionAssembler {
   /** Transaction t's queued content as one chunk of its stream. */
   private chunk(t = this.open!): void {
     const q = t.queued!
-    const xid = Number(t.xid & 0xffffffffn)
+    const xid = wireXid(t.xid)
     const at = q.entries[0]?.walStart ?? q.beginAt
     this.send({ tag: 'S', xid, firstSegment: q.chunks === 0 }, at)
     for (const e of q.entries) this.deliver(e, q.streamed, xid)
@@ -173,7 +177,7 @@ export class TransactionAssembler {
     const q = t.queued
     if (q && q.chunks > 0) {
       if (q.entries.length > 0) this.chunk(t)
-      const xid = Number(t.xid & 0xffffffffn)
+      const xid = wireXid(t.xid)
       this.send({ tag: 'c', xid, flags: 0, commitLsn: commit, endLsn: end, commitTime: t.commitTime }, end, commit)
       // PostgreSQL counts a Relation sent inside a committed stream as sent (cleanup_rel_sync_cache).
       for (const [relid, version] of q.streamed) this.sentRelations.set(relid, version)
