@@ -4,7 +4,11 @@
 // transactions go out as Stream Start / Stop chunks cut where PostgreSQL's
 // reorder buffer reaches the limit, with the xid in every message, and end
 // with Stream Commit; small ones as Begin / Commit; a non-transactional
-// message goes out between chunks. The golden keeps one line per message
+// message goes out between chunks. test/golden/truncate-stream.* adds a table
+// published without truncates, whose TRUNCATE sends nothing yet makes its
+// Relation go again, in order, inside a queued or streamed transaction; and
+// an unpublished table's changes, which count toward the limit and make empty
+// chunks. The goldens keep one line per message
 // (test/support/conformance.ts, compactMessage): the values are compared by
 // the full goldens of workload A.
 
@@ -14,13 +18,18 @@ import { compactMessage, conformanceAvailable, referenceDecoder } from '../suppo
 import { replayCapture, type Replay } from '../support/replay-capture'
 import { payloads } from '../support/stream'
 import stream from '../golden/stream.mjs'
+import truncateStream from '../golden/truncate-stream.mjs'
 
-const golden = JSON.parse(readFileSync(new URL('../golden/stream.json', import.meta.url), 'utf8'))
+const captures = [
+  { name: 'stream', spec: stream },
+  { name: 'truncate-stream', spec: truncateStream },
+]
 
-describe.skipIf(!conformanceAvailable())('conformance: streaming large transactions (protocol 2)', () => {
+describe.skipIf(!conformanceAvailable()).each(captures)('conformance: streaming large transactions (protocol 2), $name', ({ name, spec }) => {
+  const golden = JSON.parse(readFileSync(new URL(`../golden/${name}.json`, import.meta.url), 'utf8'))
   let replay: Replay
   beforeAll(async () => {
-    replay = await replayCapture(stream, stream.slot, golden.startReplication, { logicalDecodingWorkMem: 64 * 1024 })
+    replay = await replayCapture(spec, spec.slot, golden.startReplication, { logicalDecodingWorkMem: 64 * 1024 })
   })
   afterAll(() => replay?.close())
 
@@ -29,9 +38,36 @@ describe.skipIf(!conformanceAvailable())('conformance: streaming large transacti
     const ours = (normalize(payloads(replay.stream)) as Record<string, unknown>[]).map(compactMessage)
     const theirs = golden.compact as string[]
     const diffs: string[] = []
-    for (let i = 0; i < Math.max(ours.length, theirs.length) && diffs.length < 20; i++) {
-      if (ours[i] !== theirs[i]) diffs.push(`#${i} ours: ${ours[i]} | theirs: ${theirs[i]}`)
+    const raced: string[] = []
+    let i = 0
+    let j = 0
+    while ((i < theirs.length || j < ours.length) && diffs.length < 20) {
+      if (ours[j] === theirs[i]) {
+        i++, j++
+      } else if (racedRelation(theirs, i)) {
+        raced.push(`#${i} ${theirs[i]}`)
+        i++
+      } else {
+        diffs.push(`#${i}/${j} ours: ${ours[j]} | theirs: ${theirs[i]}`)
+        i++, j++
+      }
     }
     expect(diffs.join('\n')).toBe('')
+    // Only the truncating transaction's opening Relation may be left out (see racedRelation).
+    expect(raced.length).toBeLessThanOrEqual(name === 'truncate-stream' ? 1 : 0)
   })
 })
+
+/**
+ * A Relation PostgreSQL sent first thing in a transaction, which tabgres
+ * leaves out. That one is a race inside PostgreSQL: the walsender also takes
+ * the live cache invalidations other backends broadcast at commit, so when it
+ * reads them before decoding a transaction that truncated a table, it already
+ * sees the table's relcache entry invalidated and sends its Relation before
+ * the first change. Decoded a moment earlier, it does not: captures of such
+ * workloads with the conformance kit's capture.mjs showed both outcomes.
+ * tabgres gives the one that follows from the log alone.
+ */
+function racedRelation(theirs: string[], i: number): boolean {
+  return theirs[i]?.startsWith('R ') === true && /^(B |S \d+ {3}first=1)/.test(theirs[i - 1] ?? '')
+}

@@ -36,9 +36,13 @@ interface Rel {
   version: string
 }
 
-/** One message of a transaction's content, with the Relations it needs first. */
+/**
+ * One message of a transaction's content, with the Relations it needs first;
+ * or, with no message, only an invalidation (an unpublished table's TRUNCATE)
+ * that must take effect in order with the messages around it.
+ */
 interface Entry {
-  msg: PgoutputMessage
+  msg: PgoutputMessage | null
   walStart: Lsn
   /** Relations to send first (when not yet sent). */
   relations: Rel[]
@@ -147,13 +151,17 @@ export class TransactionAssembler {
 
   /** Sends an entry, the Relations it needs first per `sent`, all with `xid` inside a stream. */
   private deliver(e: Entry, sent: Map<number, string>, xid?: number): void {
-    for (const relid of e.forget) sent.delete(relid)
+    for (const relid of e.forget) {
+      sent.delete(relid)
+      // A Relation sent inside a stream counts as sent once it commits; a truncate in between undoes that too.
+      if (sent !== this.sentRelations) this.sentRelations.delete(relid)
+    }
     for (const r of e.relations) {
       if (sent.get(r.relid) === r.version) continue
       for (const m of relationMessages(r.relid, r.shape)) this.send(xid === undefined ? m : ({ ...m, xid } as PgoutputMessage), 0n)
       sent.set(r.relid, r.version)
     }
-    this.send(xid === undefined ? e.msg : ({ ...e.msg, xid } as PgoutputMessage), e.walStart)
+    if (e.msg) this.send(xid === undefined ? e.msg : ({ ...e.msg, xid } as PgoutputMessage), e.walStart)
   }
 
   /** Transaction t's queued content as one chunk of its stream. */
@@ -181,6 +189,9 @@ export class TransactionAssembler {
       this.send({ tag: 'c', xid, flags: 0, commitLsn: commit, endLsn: end, commitTime: t.commitTime }, end, commit)
       // PostgreSQL counts a Relation sent inside a committed stream as sent (cleanup_rel_sync_cache).
       for (const [relid, version] of q.streamed) this.sentRelations.set(relid, version)
+    } else if (q && !q.entries.some((e) => e.msg)) {
+      // Nothing of it is published: PostgreSQL 15 skips an empty transaction.
+      for (const e of q.entries) for (const relid of e.forget) this.sentRelations.delete(relid)
     } else {
       if (q) {
         this.send(q.begin, q.beginAt)
@@ -200,14 +211,18 @@ export class TransactionAssembler {
     const pubs = this.catalog.publicationsAt(row.seq)
     const action = ACTIONS[row.op]
     if (!action) throw new PgError({ code: 'XX000', message: `unknown change-log op "${row.op}"` })
-    const published = isPublished(pubs?.value ?? [], this.options.publications, row.relid, shape, action)
-    if (!published) {
-      if (action === 'truncate') this.sentRelations.delete(row.relid)
+    const streaming = this.options.streamAt !== undefined
+    if (!isPublished(pubs?.value ?? [], this.options.publications, row.relid, shape, action)) {
+      // PostgreSQL's reorder buffer holds every table's changes, so an
+      // unpublished one still counts toward logical_decoding_work_mem: a
+      // stream chunk can hold nothing that goes out (PostgreSQL 15 sends it
+      // as an empty Stream Start / Stop all the same).
+      const counted = streaming ? changeMessage(row, shape, 'text') : null
+      if (counted) this.content(row, { msg: null, walStart: changeLsn(row.seq), relations: [], forget: [], size: changeSize(counted, shape) })
       return
     }
     const msg = changeMessage(row, shape, this.options.binary ? 'binary' : 'text')
     if (!msg) return
-    const streaming = this.options.streamAt !== undefined
     this.content(row, {
       msg,
       walStart: changeLsn(row.seq),
@@ -233,8 +248,6 @@ export class TransactionAssembler {
     const sent: Rel[] = []
     if (!this.truncated) this.truncated = { xid: row.xid, relids: new Set() }
     for (const relid of tables) {
-      this.sentRelations.delete(relid)
-      this.open?.queued?.streamed.delete(relid)
       this.truncated.relids.add(relid)
       const rel = this.catalog.relation(relid, row.seq)
       if (!rel?.value) continue
@@ -242,9 +255,18 @@ export class TransactionAssembler {
         sent.push({ relid, shape: rel.value, version: `${rel.id}:${pubs?.id ?? 0}` })
       }
     }
-    if (sent.length === 0) return
+    const walStart = changeLsn(row.seq)
+    // The reorder buffer counts the decoded record, which lists every table.
+    const size = this.options.streamAt === undefined ? 0 : changeSize(truncateMessage(0, tables))
+    if (sent.length === 0) {
+      // Nothing goes out, but the tables' Relations are stale all the same:
+      // in order behind the queued messages that may still send them, or now.
+      if (this.options.streamAt !== undefined) this.content(row, { msg: null, walStart, relations: [], forget: tables, size })
+      else for (const relid of tables) this.sentRelations.delete(relid)
+      return
+    }
     const msg = truncateMessage(Number(flags ?? 0), sent.map((t) => t.relid))
-    this.content(row, { msg, walStart: changeLsn(row.seq), relations: sent, forget: tables, size: changeSize(msg) })
+    this.content(row, { msg, walStart, relations: sent, forget: tables, size })
   }
 
   private message(row: ChangeRow): void {
