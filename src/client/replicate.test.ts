@@ -39,7 +39,7 @@ class WorkerEnd {
 
   private send(payload: Uint8Array): void {
     const buffer = copyData(payload).slice().buffer as ArrayBuffer
-    const m: WorkerToPage = { type: 'frames', buffers: [buffer] }
+    const m: WorkerToPage = { type: 'frames', buffer }
     this.channel.port1.postMessage(m, [buffer])
   }
 

@@ -16,9 +16,12 @@ const commit = (commitLsn: bigint, endLsn: bigint): PgoutputMessage => ({ tag: '
 const relation: PgoutputMessage = { tag: 'R', relationOid: 16384, namespace: 'public', relation: 't', replicaIdentity: 'd', columns: [{ flags: 1, name: 'id', typeOid: 23, typeMod: -1 }] }
 const insert = (id: number): PgoutputMessage => ({ tag: 'I', relationOid: 16384, new: { kind: 'N', columns: [{ kind: 't', value: String(id) }] } })
 
+/** The messages as a worker posts a burst: CopyData messages back to back in one transferred buffer. */
 function frames(port: MessagePort, messages: PgoutputMessage[]): void {
-  const buffers = messages.map((m) => copyData(encodeFrame({ tag: 'w', walStart: 0n, walEnd: 0n, clock: 0n, data: encodePgoutput(m) })).slice().buffer as ArrayBuffer)
-  port.postMessage({ type: 'frames', buffers } satisfies WorkerToPage, buffers)
+  const parts = messages.map((m) => copyData(encodeFrame({ tag: 'w', walStart: 0n, walEnd: 0n, clock: 0n, data: encodePgoutput(m) })))
+  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0))
+  parts.reduce((at, p) => (bytes.set(p, at), at + p.byteLength), 0)
+  port.postMessage({ type: 'frames', buffer: bytes.buffer } satisfies WorkerToPage, [bytes.buffer])
 }
 
 /** The next message `port` receives. */
@@ -78,5 +81,21 @@ describe('a re-attached stream', () => {
     expect(await ended).toEqual({ type: 'ended' })
     worker.close()
     control.close()
+  })
+
+  it('ends with 08P01 when a frames buffer does not hold whole CopyData messages', async () => {
+    const { port1: consumerEnd, port2: worker } = new MessageChannel()
+    const stream = new ReplicationStream(consumerEnd)
+    const seen: string[] = []
+    const done = (async () => {
+      for await (const m of stream.messages()) if (m.kind === 'xlog') seen.push(m.message.tag)
+    })()
+    frames(worker, [begin(0x100n), relation])
+    // A CopyData message whose length runs past the buffer's end.
+    const cut = copyData(encodeFrame({ tag: 'w', walStart: 0n, walEnd: 0n, clock: 0n, data: encodePgoutput(insert(1)) })).slice(0, 12)
+    worker.postMessage({ type: 'frames', buffer: cut.buffer } satisfies WorkerToPage, [cut.buffer])
+    await expect(done).rejects.toMatchObject({ code: '08P01', message: expect.stringContaining('malformed replication frames') })
+    expect(seen).toEqual(['B', 'R'])
+    worker.close()
   })
 })

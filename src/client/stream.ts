@@ -6,7 +6,7 @@ import { formatLsn, type Lsn } from '../protocol/lsn'
 import type { PgoutputMessage } from '../protocol/pgoutput'
 import { decodeFrame, encodeFrame, FrameTag } from '../protocol/replication-frames'
 import { pgTimestampFromDate } from '../protocol/pgoutput'
-import { DEFAULT_STREAM_WINDOW, type PageToWorker, type WorkerToPage } from '../protocol/stream-port'
+import { DEFAULT_STREAM_WINDOW, splitFrames, type PageToWorker, type WorkerToPage } from '../protocol/stream-port'
 import { PgoutputStreamDecoder } from '../protocol/pgoutput-decode'
 
 /** What messages() yields: pgoutput messages with their WAL position, and keepalives. */
@@ -106,9 +106,17 @@ export class ReplicationStream {
       this.port.postMessage({ type: 'resume', lsn: formatLsn(this.received.lastCommitEnd) } satisfies PageToWorker)
       return
     }
+    let frames: Uint8Array[] | null = null
     if (m.type === 'frames') {
-      for (const b of m.buffers) {
-        const frame = new Uint8Array(b)
+      try {
+        frames = splitFrames(m.buffer)
+      } catch (e) {
+        // Never from a sound worker; the stream ends with the error rather than skipping bytes.
+        m = { type: 'error', error: (e as PgError).toFields() }
+      }
+    }
+    if (frames) {
+      for (const frame of frames) {
         if (this.skipped(frame)) continue
         // A keepalive that asks for a reply (the worker does so when the
         // consumer has been silent, and before it closes) is answered at once

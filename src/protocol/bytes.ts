@@ -212,7 +212,22 @@ export class ByteReader {
   }
 }
 
+/** Up to this many bytes, ASCII is decoded by hand (see utf8). */
+const SHORT = 48
+
 export function utf8(b: Uint8Array, offset = 0): string {
+  // Most values on a stream are short ASCII, and TextDecoder's fixed cost per
+  // call is many times the work of decoding them by hand.
+  if (b.length <= SHORT) {
+    let ascii = true
+    for (let i = 0; i < b.length; i++) {
+      if (b[i] > 0x7f) {
+        ascii = false
+        break
+      }
+    }
+    if (ascii) return String.fromCharCode.apply(null, b as unknown as number[])
+  }
   try {
     return strictDecoder.decode(b)
   } catch {

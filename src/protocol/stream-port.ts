@@ -2,14 +2,15 @@
 //
 // The worker sends CopyData wire messages ('d', int32 length, payload: an
 // XLogData 'w' or keepalive 'k' frame) exactly as a walsender puts them on a
-// socket, each in its own ArrayBuffer, many per postMessage, transferred
-// (never structured-cloned). The page returns credit as it consumes them:
+// socket: a burst of them back to back in one ArrayBuffer per postMessage,
+// transferred (never structured-cloned); splitFrames() cuts them apart. The page returns credit as it consumes them:
 // the worker never has more than the window outstanding (flow control).
 
-import type { PgErrorFields } from './errors'
+import { PgError, SqlState, type PgErrorFields } from './errors'
 
 export type WorkerToPage =
-  | { type: 'frames'; buffers: ArrayBuffer[] }
+  /** Whole CopyData messages back to back. */
+  | { type: 'frames'; buffer: ArrayBuffer }
   /** The stream ended (after CopyDone, a stop, or the database closing). */
   | { type: 'end' }
   | { type: 'error'; error: PgErrorFields }
@@ -36,3 +37,19 @@ export type PageToWorker =
 
 /** Bytes of frames the worker may have outstanding before it waits for credit. */
 export const DEFAULT_STREAM_WINDOW = 4 * 1024 * 1024
+
+/** The CopyData messages of a 'frames' buffer, as views into it (each 'd', int32 length, payload). */
+export function splitFrames(buffer: ArrayBuffer): Uint8Array[] {
+  const view = new DataView(buffer)
+  const frames: Uint8Array[] = []
+  for (let at = 0; at < buffer.byteLength; ) {
+    // The length counts itself, not the tag byte.
+    const end = at + 1 + view.getInt32(at + 1)
+    if (view.getUint8(at) !== 0x64 || end > buffer.byteLength || end < at + 5) {
+      throw new PgError({ code: SqlState.protocolViolation, message: `malformed replication frames at byte ${at} of ${buffer.byteLength}` })
+    }
+    frames.push(new Uint8Array(buffer, at, end - at))
+    at = end
+  }
+  return frames
+}

@@ -9,12 +9,21 @@ import type { Lsn } from '../../protocol/lsn'
 /** Where XLogData's clock sits in a CopyData frame: after 'd', the length, 'w', walStart and walEnd. */
 const XLOGDATA_CLOCK_OFFSET = 1 + 4 + 1 + 8 + 8
 
+/**
+ * Bytes of frames a stream reads ahead of durability at most (less when its
+ * sink's window has less room): a large transaction is read while its flush
+ * runs, and goes out at once when the flush ends.
+ */
+export const HOLD_AHEAD = 4 * 1024 * 1024
+
 /** Writes one frame; `commit` is the commit LSN when the frame is a Commit. */
 export type WriteFrame = (bytes: Uint8Array, commit?: Lsn) => void
 
 export class DurableHold {
   /** In stream order, each with the durable position that releases it. */
   private held: { until: bigint; bytes: Uint8Array; commit?: Lsn }[] = []
+  /** Bytes of the held frames. */
+  bytes = 0
   /** Commit position of the transaction whose frames are being written (what releases them). */
   until = 0n
 
@@ -26,8 +35,10 @@ export class DurableHold {
 
   /** To the consumer now, or held until the frame's commit is durable. */
   emit(bytes: Uint8Array, commit?: Lsn): void {
-    if (this.durable && (this.held.length > 0 || this.until > this.durable())) this.held.push({ until: this.until, bytes, commit })
-    else this.write(bytes, commit)
+    if (this.durable && (this.held.length > 0 || this.until > this.durable())) {
+      this.held.push({ until: this.until, bytes, commit })
+      this.bytes += bytes.byteLength
+    } else this.write(bytes, commit)
   }
 
   /** Writes the held frames that are durable now, in order, stamped with `clock`; how many. */
@@ -36,6 +47,7 @@ export class DurableHold {
     let n = 0
     while (n < this.held.length && this.held[n].until <= durable) {
       const { bytes, commit } = this.held[n++]
+      this.bytes -= bytes.byteLength
       // XLogData's clock is the time of transmission: now, not when it was encoded.
       new DataView(bytes.buffer, bytes.byteOffset).setBigInt64(XLOGDATA_CLOCK_OFFSET, clock)
       this.write(bytes, commit)
@@ -51,5 +63,6 @@ export class DurableHold {
   /** Frames of commits that never became durable while the stream ran: the consumer never saw them. */
   drop(): void {
     this.held = []
+    this.bytes = 0
   }
 }

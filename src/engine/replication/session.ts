@@ -18,7 +18,7 @@ import { CatalogHistory } from './catalog'
 import { BUSY, backoff, idle, readWhenIdle } from './exclusive'
 import { applyRestyle, restyleQuery, type OutputStyle } from './output-style'
 import { subscribeCommits } from './notifier'
-import { DurableHold } from './durable-hold'
+import { DurableHold, HOLD_AHEAD } from './durable-hold'
 import { TransactionAssembler } from './transactions'
 import { positionLsn, seqAtOrBelow } from './positions'
 import { batchSql, parseBatch, resumePoint, type ChangeRow } from './reader'
@@ -46,6 +46,8 @@ export interface StreamSink {
    * so a slow consumer holds at most its transport's window plus one batch.
    */
   drain?(): Promise<void> | void
+  /** Bytes it takes before drain() would wait (a port's window left); none given: no limit but HOLD_AHEAD. */
+  room?(): number
   /** Send what was written now, not when the transport would batch it (the release of held frames). */
   flush?(): void
 }
@@ -282,8 +284,10 @@ export class ReplicationSession {
     const limit = this.opts.batchRows ?? 2000
     let busy = 0
     for (;;) {
-      // Read ahead of durability by one batch at most: the release wakes us.
-      if (this.hold.size > 0) return this.idleKeepalive(this.opts.durability!.position())
+      // Read ahead of durability while the held frames fit in HOLD_AHEAD and
+      // in what the sink takes (a port's window): a large transaction is read
+      // while its flush runs. The release wakes us.
+      if (this.hold.size > 0 && this.hold.bytes >= Math.min(HOLD_AHEAD, this.sink.room?.() ?? HOLD_AHEAD)) return this.idleKeepalive(this.opts.durability!.position())
       await this.sink.drain?.()
       if (this.stopped || this.finishing || this.db.closed) return
       const sets = await readWhenIdle(this.db, this.catalog.refreshSql() + batchSql(this.afterSeq, limit))

@@ -1,6 +1,8 @@
 // A replication stream onto a MessagePort (see ../../protocol/stream-port.ts):
-// its CopyData frames are batched, one postMessage per burst with every
-// buffer transferred, and held back once the page has a window's worth of
+// its CopyData frames are batched, one postMessage per burst carrying them
+// back to back in one transferred buffer (Chromium pays per transferred
+// buffer: 10,000 frames of 80 bytes took 48 ms to post one buffer each, 1.2 ms
+// as one), and held back once the page has a window's worth of
 // unconsumed bytes (the session then waits in drain(), so a slow page never
 // makes the worker buffer without bound).
 
@@ -9,7 +11,7 @@ import { DEFAULT_STREAM_WINDOW, type WorkerToPage } from '../../protocol/stream-
 import type { StreamOutcome, StreamSink } from '../../engine/replication/session'
 
 export class PortWriter implements StreamSink {
-  private batch: ArrayBuffer[] = []
+  private batch: Uint8Array[] = []
   private batchBytes = 0
   private scheduled = false
   /** Bytes posted and not yet credited by the page. */
@@ -20,7 +22,7 @@ export class PortWriter implements StreamSink {
   readonly started: Promise<void>
   private resolveStarted!: () => void
   private rejectStarted!: (e: PgError) => void
-  /** What was posted, for diagnostics: `detached` counts buffers the transfer emptied here. */
+  /** What was posted, for diagnostics: `detached` counts posted buffers the transfer emptied here. */
   posted = { messages: 0, frames: 0, bytes: 0, detached: 0, maxBuffered: 0 }
 
   constructor(
@@ -40,12 +42,9 @@ export class PortWriter implements StreamSink {
 
   frame(data: Uint8Array): void {
     if (this.closed) return
-    // Transfer needs a buffer of its own: the session's frames are fresh
-    // copies (ByteWriter.toBytes), so this is usually the same buffer.
-    const own = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength
-    const buffer = (own ? data.buffer : data.slice().buffer) as ArrayBuffer
-    this.batch.push(buffer)
-    this.batchBytes += buffer.byteLength
+    // Kept as given until the burst is posted: flush() copies it out.
+    this.batch.push(data)
+    this.batchBytes += data.byteLength
     if (this.buffered > this.posted.maxBuffered) this.posted.maxBuffered = this.buffered
     this.schedule()
   }
@@ -58,6 +57,10 @@ export class PortWriter implements StreamSink {
   drain(): Promise<void> | void {
     if (this.closed || this.outstanding + this.batchBytes < this.window) return
     return new Promise((resolve) => this.creditWaiters.push(resolve))
+  }
+
+  room(): number {
+    return Math.max(0, this.window - this.outstanding - this.batchBytes)
   }
 
   /** The page consumed `bytes`. */
@@ -106,16 +109,21 @@ export class PortWriter implements StreamSink {
   /** Posts the open batch now (also what the scheduled microtask does). */
   flush(): void {
     if (this.batch.length === 0 || this.closed) return
-    const buffers = this.batch
-    const message: WorkerToPage = { type: 'frames', buffers }
+    const bytes = new Uint8Array(this.batchBytes)
+    let at = 0
+    for (const f of this.batch) {
+      bytes.set(f, at)
+      at += f.byteLength
+    }
+    const message: WorkerToPage = { type: 'frames', buffer: bytes.buffer }
     this.outstanding += this.batchBytes
     this.posted.messages++
-    this.posted.frames += buffers.length
+    this.posted.frames += this.batch.length
     this.posted.bytes += this.batchBytes
     this.batch = []
     this.batchBytes = 0
-    this.port.postMessage(message, buffers)
-    for (const b of buffers) if (b.byteLength === 0) this.posted.detached++
+    this.port.postMessage(message, [bytes.buffer])
+    if (bytes.buffer.byteLength === 0) this.posted.detached++
   }
 
   /** Bytes this side holds for the page: posted but not credited, plus the open batch. */

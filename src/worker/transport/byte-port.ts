@@ -1,0 +1,48 @@
+// A wire session's backend bytes onto a MessagePort. A session writes many
+// small messages in one turn (a query's RowDescription, DataRows and
+// CommandComplete; a replication stream's CopyData), and Chromium pays per
+// posted, transferred buffer; the bytes are one stream to the client, so
+// what a turn writes goes out as one buffer, posted once the turn is done.
+
+export class BytePort {
+  private parts: Uint8Array[] = []
+  private size = 0
+  private scheduled = false
+  private closed = false
+
+  constructor(private readonly port: MessagePort) {}
+
+  send(bytes: Uint8Array): void {
+    if (this.closed || bytes.byteLength === 0) return
+    this.parts.push(bytes)
+    this.size += bytes.byteLength
+    if (this.scheduled) return
+    this.scheduled = true
+    queueMicrotask(() => {
+      this.scheduled = false
+      this.flush()
+    })
+  }
+
+  /** What was sent goes first, then null: the connection's end. */
+  close(): void {
+    if (this.closed) return
+    this.flush()
+    this.closed = true
+    this.port.postMessage(null)
+    this.port.close()
+  }
+
+  private flush(): void {
+    if (this.parts.length === 0 || this.closed) return
+    const out = new Uint8Array(this.size)
+    let at = 0
+    for (const p of this.parts) {
+      out.set(p, at)
+      at += p.byteLength
+    }
+    this.parts = []
+    this.size = 0
+    this.port.postMessage(out.buffer, [out.buffer])
+  }
+}
