@@ -163,6 +163,30 @@ async function firstAnswer(): Promise<{ db: Database; app: TodoApp }> {
   return { db, app }
 }
 
+/** The Export button: the database as a .sql file for psql on a real PostgreSQL (db.dump()). */
+function enableExport(db: Database): void {
+  const button = byId('export') as HTMLButtonElement
+  button.disabled = false
+  button.onclick = async () => {
+    button.disabled = true
+    button.textContent = 'Exporting…'
+    try {
+      const url = URL.createObjectURL(new Blob([await db.dump()], { type: 'application/sql' }))
+      const a = document.createElement('a')
+      a.href = url
+      a.download = `${DB_NAME}-${new Date().toISOString().slice(0, 19).replace(/[T:]/g, '-')}.sql`
+      a.click()
+      // The download has its own reference once started.
+      setTimeout(() => URL.revokeObjectURL(url), 60_000)
+    } catch (e) {
+      showError(e)
+    } finally {
+      button.disabled = false
+      button.textContent = 'Export SQL'
+    }
+  }
+}
+
 async function main(): Promise<void> {
   status('primary', `primary: opening idb://${DB_NAME}…`)
   const answered = firstAnswer()
@@ -178,6 +202,7 @@ async function main(): Promise<void> {
 
   const { db, app } = await answered
   new SqlConsole(db, byId('console'), () => void app.refresh())
+  enableExport(db)
   const slots = await slotSet()
   // This tab's own slots (a second tab streams its own set): the panels name them.
   document.querySelector('[data-testid="inspector-slot"]')!.textContent = slots.inspector

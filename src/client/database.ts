@@ -11,7 +11,7 @@ import { toPgError } from '../protocol/errors'
 import { databaseClosed } from '../protocol/peers'
 import { formatLsn, parseLsn, type Lsn } from '../protocol/lsn'
 import type { PageToWorker, WorkerToPage } from '../protocol/stream-port'
-import type { CommandResult, CreateSlotRequest, StartReplicationRequest, WorkerApi } from '../worker/api'
+import type { CommandResult, CreateSlotRequest, SeedOutcome, StartReplicationRequest, WorkerApi } from '../worker/api'
 import type { BootInfo } from '../worker/engine'
 import type { Link } from './leadership'
 import { relayWire } from './relay'
@@ -238,6 +238,25 @@ export class Database implements Queryable {
     const { port1: client, port2: mine } = new MessageChannel()
     relayWire(mine, session, link.lost)
     return client
+  }
+
+  /**
+   * The whole database as a plain SQL dump in pg_dump's format: schema, data,
+   * sequence positions, keys, indexes, triggers and publications, for
+   * `psql -v ON_ERROR_STOP=1 -f dump.sql` on PostgreSQL 15 or later. One
+   * consistent snapshot, taken when no other session has a transaction open;
+   * its header lists whatever it could not carry (row-level security, rules, ...).
+   */
+  async dump(): Promise<string> {
+    return this.call((api) => api.dump())
+  }
+
+  /** What `from` did when this Database was opened with it: 'loaded', or 'already-loaded' (seeded before). */
+  seeded?: SeedOutcome
+
+  /** Loads a plain SQL dump into a database that has no tables yet (see OpenOptions.from). */
+  async seed(script: string): Promise<SeedOutcome> {
+    return this.call((api) => api.seed(script))
   }
 
   /** Diagnostics from the leading worker. */

@@ -39,6 +39,13 @@ export interface OpenOptions extends Omit<EngineOptions, 'onLocked'> {
   onProgress?: (p: BootProgress) => void
   /** Hears a takeover: 'lost' when the leading worker went, 'linked' once a leader answers again (with how long it took). */
   onLeaderChange?: (e: LinkEvent) => void
+  /**
+   * A plain SQL dump to load into the database when it has none yet (db.dump()'s, or
+   * pg_dump's plain format): its text, a Blob, or a URL (a URL object, or a string
+   * that is one) to fetch it from. Loaded once, in one transaction; a database that
+   * already has tables of its own is not loaded into (55000). db.seeded says what happened.
+   */
+  from?: string | URL | Blob
 }
 
 function spawnWorker(): Worker {
@@ -53,6 +60,31 @@ function spawnWorker(): Worker {
  */
 export async function openDatabase(name: string, options: OpenOptions = {}): Promise<Database> {
   installErrorTransfer()
+  const { from, ...rest } = options
+  const db = await open(name, rest)
+  if (from === undefined) return db
+  try {
+    db.seeded = await db.seed(await dumpText(from))
+    return db
+  } catch (e) {
+    await db.close()
+    throw e
+  }
+}
+
+/** A dump's text from what `from` was given. */
+async function dumpText(from: string | URL | Blob): Promise<string> {
+  if (from instanceof Blob) return from.text()
+  // A dump always holds a newline; a URL never does.
+  if (from instanceof URL || (!from.includes('\n') && /^(https?:|blob:|data:|\.{0,2}\/)/.test(from))) {
+    const r = await fetch(from)
+    if (!r.ok) throw new PgError({ code: '58030', message: `could not fetch the dump from ${String(from)}: HTTP ${r.status}` })
+    return r.text()
+  }
+  return from
+}
+
+async function open(name: string, options: Omit<OpenOptions, 'from'>): Promise<Database> {
   const { worker: given, onProgress, onLeaderChange, onLocked = 'share', ...engine } = options
   if (given) {
     // A worker from the caller: it opens the data itself, nothing shared.

@@ -16,6 +16,7 @@ export {
 } from './replication/walsender'
 export type { ReplicationSession, StreamOutcome, StreamSink } from './replication/session'
 export type { Retention } from './replication/prune'
+export { dumpDatabase } from './dump/dump'
 
 // What a consumer of the frames needs, from the protocol layer.
 export { PgError, SqlState, type PgErrorFields } from '../protocol/errors'

@@ -27,6 +27,10 @@ import { endWhenFree } from './transport/holder'
 import { lead, type Leading } from './peers'
 import { leaderLost } from '../protocol/peers'
 import { PortWriter } from './transport/port-writer'
+import { BytePort } from './transport/byte-port'
+import { dumpDatabase } from '../engine/dump/dump'
+import { seedFromDump, type SeedOutcome } from '../engine/dump/restore'
+export type { SeedOutcome }
 import { streamRequestOf, type CommandResult, type CreateSlotRequest, type StartReplicationRequest } from './requests'
 import { ServerSession, type ServerOptions, type WireEngine } from '../wire/server-session'
 
@@ -285,21 +289,8 @@ export function makeApi(openDatabase: OpenEngine, { view = false } = {}) {
         durableNow: () => awaitedIfDurable(() => e.commits.durableNow()),
         durability: e.commits,
       }
-      const session = new ServerSession(
-        engine,
-        {
-          send(bytes) {
-            const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
-            const buffer = (own ? bytes.buffer : bytes.slice().buffer) as ArrayBuffer
-            port.postMessage(buffer, [buffer])
-          },
-          close() {
-            port.postMessage(null)
-            port.close()
-          },
-        },
-        options,
-      )
+      const out = new BytePort(port)
+      const session = new ServerSession(engine, { send: (bytes) => out.send(bytes), close: () => out.close() }, options)
       wireSessions.add(session)
       void session.closed.then(() => wireSessions.delete(session))
       if (options.holder) endWhenFree(options.holder, session, port)
@@ -359,6 +350,19 @@ export function makeApi(openDatabase: OpenEngine, { view = false } = {}) {
     },
 
     /** Diagnostics the page can read (console.log in a worker does not reach tests). */
+    /** The whole database as a plain SQL dump that psql loads into PostgreSQL 15+ (engine/dump/dump.ts). */
+    async dump(): Promise<string> {
+      return dumpDatabase(current().db)
+    },
+
+    /** Loads a dump into this database unless it was seeded before (engine/dump/restore.ts). */
+    async seed(script: string): Promise<SeedOutcome> {
+      const e = current()
+      const outcome = await seedFromDump(e.db, script)
+      if (outcome === 'loaded') await e.durable()
+      return outcome
+    },
+
     async stats() {
       const e = current()
       return {

@@ -12,12 +12,16 @@
 // what came before what: the boot progress showed a phase, and the offline
 // pill turned "ready" only once the database had answered.
 
-import { mkdirSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { BrowserContext, Page } from 'playwright'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serveBuiltSite, type BuiltSite } from '../support/built-site'
+import { freePort } from '../support/free-port'
+import { PG_BIN, startPg15 } from '../support/pg15'
 
 const config = fileURLToPath(new URL('../../demo/vite.config.ts', import.meta.url))
 const shots = fileURLToPath(new URL('../../test-results/demo/', import.meta.url))
@@ -238,6 +242,56 @@ describe('playground (built, in Chromium)', () => {
     await expect(page.getByTestId('sql-error').textContent()).resolves.toContain('column "titel" does not exist')
     await expect(page.locator('pre.caret').textContent()).resolves.toBe('SELECT * FROM todos WHERE titel = 1\n                          ^')
     await shot('5-sql-error')
+  }, BOOT_MS)
+
+  it('Export downloads a SQL dump that psql loads into PostgreSQL 15, with every table equal', async () => {
+    const titles = await page.getByTestId('todo-item').locator('.title').allTextContents()
+    const [download] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), page.getByTestId('export').click()])
+    expect(download.suggestedFilename()).toMatch(/^tabgres-demo-[0-9-]+\.sql$/)
+    const scratch = mkdtempSync(join(tmpdir(), 'tabgres-export-'))
+    const file = join(scratch, 'dump.sql')
+    await download.saveAs(file)
+    const pg15 = startPg15(await freePort(), ['postgres', 'imported'])
+    try {
+      const load = spawnSync(join(PG_BIN, 'psql'), ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', pg15.url('imported'), '-f', file], { encoding: 'utf8' })
+      expect(load.stderr).toBe('')
+      expect(load.status).toBe(0)
+      const psql = (sql: string) => {
+        const r = spawnSync(join(PG_BIN, 'psql'), ['-X', '-qAt', '-d', pg15.url('imported'), '-c', sql], { encoding: 'utf8' })
+        expect(r.stderr).toBe('')
+        return r.stdout.trimEnd().split('\n')
+      }
+      // The app's list, and the console's table, as the server holds them.
+      expect(psql('SELECT title FROM public.todos ORDER BY id')).toEqual(titles)
+      expect(psql(`SELECT id || ' ' || body || ' ' || tags::text || ' ' || meta::text FROM public.notes`)).toEqual(['1 replicated as it is created {a,b} {"x": 1}'])
+      // The playground's publication (zero-cache's own come along too).
+      expect(psql(`SELECT pubname FROM pg_publication ORDER BY 1`)).toContain('demo')
+      expect(psql(`SELECT tablename FROM pg_publication_tables WHERE pubname = 'demo' ORDER BY 1`)).toEqual(expect.arrayContaining(['notes', 'todos']))
+    } finally {
+      pg15.stop()
+      rmSync(scratch, { recursive: true, force: true })
+    }
+  }, BOOT_MS)
+
+  it('fits the window from a phone to a desktop: nothing sticks out sideways at 390, 900 or 1440 px', async () => {
+    for (const width of [390, 900, 1440]) {
+      await page.setViewportSize({ width, height: 900 })
+      // Elements past the window's right edge, unless a scrolling or clipping box holds them.
+      const outside = await page.evaluate(() => {
+        const found: string[] = []
+        for (const el of Array.from(document.body.querySelectorAll('*'))) {
+          const r = el.getBoundingClientRect()
+          if (r.width === 0 || r.right <= window.innerWidth + 1) continue
+          let clipped = false
+          for (let p = el.parentElement; p && !clipped; p = p.parentElement) clipped = getComputedStyle(p).overflowX !== 'visible'
+          if (!clipped) found.push(`${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}.${el.className} right=${Math.round(r.right)}`)
+        }
+        return { found: found.slice(0, 10), scroll: document.documentElement.scrollWidth - window.innerWidth }
+      })
+      expect({ width, ...outside }).toEqual({ width, found: [], scroll: 0 })
+      await shot(`width-${width}`)
+    }
+    await page.setViewportSize({ width: 1400, height: 1000 })
   }, BOOT_MS)
 
   it('a second tab works at once through the first tab\'s worker, and takes the database over when the first closes', async () => {
