@@ -1,8 +1,9 @@
-// The SQL console: any SQL against the primary, the result of each
-// statement, and errors the way psql shows them (severity, SQLSTATE,
-// message, detail, hint, and a caret under the error's position).
+// The SQL console: any SQL against the primary on a wire session of its own
+// (as psql connects), the result and command tag of each statement, and
+// errors the way psql shows them (severity, SQLSTATE, message, detail, hint,
+// and a caret under the error's position).
 
-import { PgError, type Database } from '../src/client'
+import { PgError, SqlSession, type Database, type QueryOutcome } from '../src/client'
 import { h } from './dom'
 
 const EXAMPLES: [string, string][] = [
@@ -13,23 +14,15 @@ const EXAMPLES: [string, string][] = [
   ['an error', 'SELECT * FROM todos WHERE titel = 1;'],
 ]
 
-interface Result {
-  fields: { name: string }[]
-  rows: Record<string, unknown>[]
-  affectedRows?: number
-}
-
-function cell(v: unknown): string {
-  if (v === null || v === undefined) return 'NULL'
-  if (v instanceof Date) return v.toISOString()
-  if (v instanceof Uint8Array) return `\\x${Array.from(v, (b) => b.toString(16).padStart(2, '0')).join('')}`
-  if (typeof v === 'object') return JSON.stringify(v)
-  return String(v)
-}
+/** Command tags of statements that write (their results are durable once the query returns). */
+const READS = /^(SELECT|SHOW|EXPLAIN|FETCH|VALUES|TABLE)\b/
 
 export class SqlConsole {
   private readonly input: HTMLTextAreaElement
   private readonly output: HTMLElement
+  private readonly button: HTMLButtonElement
+  /** A wire session of its own, as psql has: per-statement command tags and the session's transaction state. */
+  private session: Promise<SqlSession> | null = null
 
   constructor(
     private readonly db: Database,
@@ -44,47 +37,61 @@ export class SqlConsole {
         void this.run()
       }
     })
-    this.output = h('div', { class: 'console-output', 'data-testid': 'sql-output' })
+    this.output = h('div', { class: 'console-output', 'data-testid': 'sql-output', 'aria-live': 'polite' })
+    this.button = h('button', { 'data-testid': 'sql-run', onclick: () => void this.run() }, 'Run')
     const examples = h('div', { class: 'examples' }, 'Try: ', ...EXAMPLES.map(([label, sql]) => h('button', { class: 'link', onclick: () => ((this.input.value = sql), this.input.focus()) }, label)))
-    root.append(
-      examples,
-      this.input,
-      h('div', { class: 'console-actions' }, h('button', { 'data-testid': 'sql-run', onclick: () => void this.run() }, 'Run'), h('span', { class: 'hint' }, 'Ctrl+Enter')),
-      this.output,
-    )
+    root.append(examples, this.input, h('div', { class: 'console-actions' }, this.button, h('span', { class: 'hint' }, 'Ctrl+Enter')), this.output)
   }
 
   async run(): Promise<void> {
+    if (this.button.disabled) return
     const sql = this.input.value
     const started = performance.now()
+    // Running: the button says so and the last answer goes, so nothing old reads as this query's.
+    this.button.disabled = true
+    this.button.textContent = 'Running…'
+    this.output.replaceChildren(h('div', { class: 'running', 'data-testid': 'sql-running' }, 'running…'))
     try {
-      const results = (await this.db.exec(sql)) as Result[]
-      this.showResults(results, performance.now() - started)
+      this.session ??= SqlSession.open(this.db)
+      const outcome = await (await this.session).query(sql)
+      this.show(sql, outcome, performance.now() - started)
     } catch (e) {
+      // The session itself failed (the database closed, a takeover): the next run opens another.
+      this.session = null
       this.showError(sql, e)
+    } finally {
+      this.button.disabled = false
+      this.button.textContent = 'Run'
     }
     this.afterRun()
   }
 
-  private showResults(results: Result[], ms: number): void {
-    const blocks = results.map((r) => {
-      if (!r.fields.length) return h('div', { class: 'ok' }, `OK${r.affectedRows !== undefined ? `, ${r.affectedRows} row${r.affectedRows === 1 ? '' : 's'} affected` : ''}`)
-      return h(
+  private show(sql: string, outcome: QueryOutcome, ms: number): void {
+    const blocks = outcome.results.map((r) => {
+      const tag = h('div', { class: 'ok', 'data-testid': 'sql-tag' }, r.commandTag)
+      if (!r.fields.length) return tag
+      const table = h(
         'table',
         { class: 'result' },
-        h('thead', {}, h('tr', {}, ...r.fields.map((f) => h('th', {}, f.name)))),
-        h('tbody', {}, ...r.rows.slice(0, 200).map((row) => h('tr', {}, ...r.fields.map((f) => h('td', {}, cell(row[f.name])))))),
+        h('thead', {}, h('tr', {}, ...r.fields.map((f) => h('th', {}, f)))),
+        h('tbody', {}, ...r.rows.slice(0, 200).map((row) => h('tr', {}, ...row.map((v) => h('td', {}, v ?? 'NULL'))))),
       )
+      const more = r.rows.length > 200 ? [h('div', { class: 'timing' }, `first 200 of ${r.rows.length} rows`)] : []
+      return h('div', {}, table, ...more, tag)
     })
-    const last = results.at(-1)
-    this.output.replaceChildren(...blocks, h('div', { class: 'timing' }, `${results.length} statement${results.length === 1 ? '' : 's'}, ${last?.rows.length ?? 0} row${last?.rows.length === 1 ? '' : 's'} in the last, ${ms.toFixed(1)} ms (durable)`))
+    const wrote = outcome.results.some((r) => !READS.test(r.commandTag))
+    const state = outcome.status === 'T' ? ' · inside a transaction block (COMMIT or ROLLBACK ends it)' : outcome.status === 'E' ? ' · the transaction block failed: ROLLBACK' : ''
+    const n = outcome.results.length + (outcome.error ? 1 : 0)
+    const timing = h('div', { class: 'timing' }, `${n} statement${n === 1 ? '' : 's'} in ${ms.toFixed(1)} ms${wrote && outcome.status === 'I' ? ', writes durable in IndexedDB' : ''}${state}`)
+    this.output.replaceChildren(...blocks, timing)
+    if (outcome.error) this.output.append(this.errorBlock(sql, outcome.error))
   }
 
   private showError(sql: string, e: unknown): void {
-    if (!(e instanceof PgError)) {
-      this.output.replaceChildren(h('div', { class: 'error' }, String(e)))
-      return
-    }
+    this.output.replaceChildren(e instanceof PgError ? this.errorBlock(sql, e) : h('div', { class: 'error' }, String(e)))
+  }
+
+  private errorBlock(sql: string, e: PgError): HTMLElement {
     const parts: (HTMLElement | string)[] = [
       h('div', { class: 'error-head' }, h('span', { class: 'sqlstate', 'data-testid': 'sql-error-code' }, e.code), ` ${e.severity}: ${e.message}`),
     ]
@@ -98,6 +105,6 @@ export class SqlConsole {
     }
     if (e.detail) parts.push(h('div', {}, `DETAIL: ${e.detail}`))
     if (e.hint) parts.push(h('div', {}, `HINT: ${e.hint}`))
-    this.output.replaceChildren(h('div', { class: 'error', 'data-testid': 'sql-error' }, ...parts))
+    return h('div', { class: 'error', 'data-testid': 'sql-error' }, ...parts)
   }
 }

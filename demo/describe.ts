@@ -18,6 +18,14 @@ const TYPE_NAMES: Record<number, string> = {
 
 export const kindName = (m: PgoutputMessage) => KIND_NAMES[m.tag]
 
+/** What identifies a row's old version in updates and deletes (the Relation's replica identity). */
+const IDENTITY: Record<string, string> = {
+  d: "default: the primary key's columns (KEY below)",
+  f: 'full: every column',
+  i: 'an index: its columns (KEY below)',
+  n: 'nothing',
+}
+
 function value(c: TupleColumn): string {
   switch (c.kind) {
     case 'n': return 'NULL'
@@ -29,6 +37,27 @@ function value(c: TupleColumn): string {
 
 const tuple = (cols: TupleColumn[], rel?: Relation) =>
   cols.map((c, i) => (rel?.columns[i] ? `${rel.columns[i].name}=${value(c)}` : value(c))).join(', ')
+
+/**
+ * An old key tuple ('K'): only the replica identity's columns carry values;
+ * pgoutput sends the others as null, which is not what they held.
+ */
+const keyTuple = (cols: TupleColumn[], rel?: Relation) =>
+  rel ? cols.flatMap((c, i) => (rel.columns[i] && rel.columns[i].flags & 1 ? [`${rel.columns[i].name}=${value(c)}`] : [])).join(', ') : tuple(cols)
+
+const old = (t: { kind: 'K' | 'O'; columns: TupleColumn[] }, rel?: Relation) =>
+  t.kind === 'K' ? `old key (${keyTuple(t.columns, rel)})` : `old row (${tuple(t.columns, rel)})`
+
+/** The summary of a folded transaction: its changes by kind and table ("2 inserts into public.todos, 1 delete from ..."). */
+export function changeSummary(counts: Map<string, number>): string {
+  if (counts.size === 0) return 'no changes'
+  return [...counts].map(([key, n]) => {
+    const [kind, table] = key.split(' ', 2)
+    const noun = { I: 'insert', U: 'update', D: 'delete', T: 'truncate', M: 'message' }[kind] ?? kind
+    const prep = kind === 'I' ? 'into' : kind === 'M' ? '' : kind === 'U' ? 'of' : 'from'
+    return `${n} ${noun}${n === 1 ? '' : 's'}${table ? ` ${prep} ${table}` : ''}`
+  }).join(', ')
+}
 
 /** `relations` maps relation OIDs to the last Relation message seen for them. */
 export function describe(m: PgoutputMessage, relations: Map<number, Relation>): string {
@@ -45,7 +74,7 @@ export function describe(m: PgoutputMessage, relations: Map<number, Relation>): 
       const cols = m.columns.map(
         (c) => `${c.name} ${TYPE_NAMES[c.typeOid] ?? 'type'} (oid ${c.typeOid}${c.typeMod >= 0 ? `, typmod ${c.typeMod}` : ''})${c.flags & 1 ? ' KEY' : ''}`,
       )
-      return `${m.namespace}.${m.relation} (oid ${m.relationOid}, replica identity ${m.replicaIdentity}): ${cols.join(', ')}`
+      return `${m.namespace}.${m.relation} (oid ${m.relationOid}, replica identity ${IDENTITY[m.replicaIdentity] ?? m.replicaIdentity}): ${cols.join(', ')}`
     }
     case 'Y':
       return `${m.namespace}.${m.typeName} (oid ${m.typeOid})`
@@ -53,11 +82,10 @@ export function describe(m: PgoutputMessage, relations: Map<number, Relation>): 
       return `${name(m.relationOid)} new (${tuple(m.new.columns, relations.get(m.relationOid))})`
     case 'U': {
       const rel = relations.get(m.relationOid)
-      const old = m.old ? ` old ${m.old.kind} (${tuple(m.old.columns, rel)})` : ''
-      return `${name(m.relationOid)}${old} new (${tuple(m.new.columns, rel)})`
+      return `${name(m.relationOid)}${m.old ? ` ${old(m.old, rel)}` : ''} new (${tuple(m.new.columns, rel)})`
     }
     case 'D':
-      return `${name(m.relationOid)} old ${m.old.kind} (${tuple(m.old.columns, relations.get(m.relationOid))})`
+      return `${name(m.relationOid)} ${old(m.old, relations.get(m.relationOid))}`
     case 'T':
       return `${m.relationOids.map(name).join(', ')}${m.flags & 1 ? ' CASCADE' : ''}${m.flags & 2 ? ' RESTART IDENTITY' : ''}`
     case 'M':

@@ -5,11 +5,13 @@
 // commit-to-frame latency.
 
 import { dateFromPgTimestamp, formatLsn, replicate, type PgoutputMessage, type ReplicationStream, type XLogMessage } from '../src/client'
-import { describe, kindName, type Relation } from './describe'
+import { changeSummary, describe, kindName, type Relation } from './describe'
 import { h, hexDump } from './dom'
 
 /** Transactions kept on screen; older ones leave the DOM. */
 const KEEP = 40
+/** Messages shown per transaction; the rest are counted (a 5,000-row insert stays a few hundred elements). */
+const LINES_PER_TXN = 50
 /** The window the rates are computed over. */
 const RATE_WINDOW_MS = 10_000
 
@@ -23,7 +25,13 @@ export class Inspector {
   private relations = new Map<number, Relation>()
   private group: HTMLElement | null = null
   private groupBody: HTMLElement | null = null
+  /** The last transaction shown open: folded when the next one commits. */
+  private previous: HTMLElement | null = null
   private changes = 0
+  /** The open transaction's messages shown, hidden, and counted by kind and table. */
+  private shown = 0
+  private hidden = 0
+  private counts = new Map<string, number>()
   private samples: CommitSample[] = []
   private totals = { transactions: 0, changes: 0, keepalives: 0 }
   private acked = '0/0'
@@ -53,20 +61,44 @@ export class Inspector {
   private onMessage(msg: PgoutputMessage, m: XLogMessage): void {
     if (msg.tag === 'R') this.relations.set(msg.relationOid, msg)
     if (msg.tag === 'B') this.openGroup(msg)
-    const line = this.line(msg, m.walStart, m.data)
-    if (this.groupBody) this.groupBody.append(line)
-    else this.prepend(h('div', { class: 'txn standalone', 'data-testid': 'inspector-txn' }, line)) // a non-transactional message
-    if (msg.tag === 'I' || msg.tag === 'U' || msg.tag === 'D' || msg.tag === 'T') this.changes++
+    if (msg.tag === 'I' || msg.tag === 'U' || msg.tag === 'D' || msg.tag === 'T' || msg.tag === 'M') {
+      if (msg.tag !== 'M') this.changes++
+      const table = msg.tag === 'T' ? msg.relationOids.map((o) => this.tableName(o)).join(', ') : msg.tag === 'M' ? '' : this.tableName(msg.relationOid)
+      const key = `${msg.tag} ${table}`
+      this.counts.set(key, (this.counts.get(key) ?? 0) + 1)
+    }
+    if (!this.groupBody) {
+      this.prepend(h('div', { class: 'txn standalone', 'data-testid': 'inspector-txn' }, this.line(msg, m.walStart, m.data))) // a non-transactional message
+    } else if (this.shown < LINES_PER_TXN || msg.tag === 'C') {
+      this.shown++
+      this.groupBody.append(this.line(msg, m.walStart, m.data))
+    } else {
+      this.hidden++
+    }
     if (msg.tag === 'C') this.closeGroup(msg)
+  }
+
+  private tableName(oid: number): string {
+    const r = this.relations.get(oid)
+    return r ? `${r.namespace}.${r.relation}` : `relation ${oid}`
   }
 
   private openGroup(b: Extract<PgoutputMessage, { tag: 'B' }>): void {
     this.changes = 0
+    this.shown = 0
+    this.hidden = 0
+    this.counts = new Map()
     this.groupBody = h('div', { class: 'txn-body' })
     this.group = h(
       'details',
       { class: 'txn open', 'data-testid': 'inspector-txn', open: true },
-      h('summary', {}, h('span', { class: 'xid' }, `xid ${b.xid}`), h('span', { class: 'lsn' }, `commits at ${formatLsn(b.finalLsn)}`), h('span', { class: 'meta' }, 'streaming…')),
+      h(
+        'summary',
+        {},
+        h('span', { class: 'xid', title: 'the transaction id (xid) on the primary' }, `xid ${b.xid}`),
+        h('span', { class: 'lsn', title: 'the LSN, position in the write-ahead log, of its commit' }, `commits at ${formatLsn(b.finalLsn)}`),
+        h('span', { class: 'meta' }, 'streaming…'),
+      ),
       this.groupBody,
     )
     this.prepend(this.group)
@@ -84,9 +116,15 @@ export class Inspector {
     this.totals.transactions++
     this.totals.changes += this.changes
     const meta = this.group?.querySelector('.meta')
-    if (meta) meta.textContent = `${this.changes} change${this.changes === 1 ? '' : 's'} · frame ${latencyMs} ms after commit`
+    if (meta) meta.textContent = `${changeSummary(this.counts)} · frame ${latencyMs} ms after commit`
+    if (this.hidden > 0) {
+      // Before the Commit line, which is always shown.
+      this.groupBody?.lastElementChild?.before(h('div', { class: 'more', 'data-testid': 'inspector-more' }, `… ${this.hidden} more message${this.hidden === 1 ? '' : 's'} of this transaction not shown`))
+    }
     this.group?.classList.remove('open')
-    if (this.list.children.length > 3) this.group?.removeAttribute('open')
+    // The newest transaction stays open; the one before it folds (to its summary line).
+    this.previous?.removeAttribute('open')
+    this.previous = this.group
     this.group = this.groupBody = null
     this.onCommit()
   }
@@ -106,7 +144,10 @@ export class Inspector {
         },
       },
         h('span', { class: 'tag' }, `${m.tag} ${kindName(m)}`),
-        h('span', { class: 'lsn' }, formatLsn(walStart)),
+        // PostgreSQL sends Relation and Type messages with no WAL position (XLogData's start is 0/0).
+        walStart === 0n
+          ? h('span', { class: 'lsn', title: 'sent with no WAL position (0/0): a Relation or Type message describes, it is not a change' }, '—')
+          : h('span', { class: 'lsn', title: 'where this message is in the WAL (log sequence number)' }, formatLsn(walStart)),
         h('span', { class: 'text' }, describe(m, this.relations)),
       ),
       hex,
@@ -121,15 +162,15 @@ export class Inspector {
     const cps = this.samples.reduce((n, s) => n + s.changes, 0) / seconds
     const lat = this.samples.map((s) => s.latencyMs).sort((a, b) => a - b)
     const p50 = lat.length ? `${lat[Math.floor(lat.length / 2)]} ms` : '–'
-    const cells: [string, string][] = [
-      ['transactions/s', txps.toFixed(1)],
-      ['changes/s', cps.toFixed(1)],
-      ['commit → frame p50', p50],
-      ['transactions', String(this.totals.transactions)],
-      ['changes', String(this.totals.changes)],
-      ['keepalives', String(this.totals.keepalives)],
-      ['acknowledged', this.acked],
+    const cells: [string, string, string][] = [
+      ['transactions/s', txps.toFixed(1), 'committed transactions received per second, over the last 10 s'],
+      ['changes/s', cps.toFixed(1), 'inserted, updated, deleted or truncated rows received per second, over the last 10 s'],
+      ['commit → frame p50', p50, 'median time from a commit on the primary to its Commit message here'],
+      ['transactions', String(this.totals.transactions), 'transactions received since the page opened'],
+      ['changes', String(this.totals.changes), 'row changes received since the page opened'],
+      ['keepalives', String(this.totals.keepalives), 'keepalive messages: the primary saying where its WAL ends while nothing else is sent'],
+      ['acknowledged', this.acked, 'the LSN (position in the write-ahead log) this consumer confirmed: the primary may forget what is before it'],
     ]
-    this.counters.replaceChildren(...cells.map(([k, v]) => h('div', { class: 'counter' }, h('span', { class: 'v' }, v), h('span', { class: 'k' }, k))))
+    this.counters.replaceChildren(...cells.map(([k, v, t]) => h('div', { class: 'counter', title: t }, h('span', { class: 'v' }, v), h('span', { class: 'k' }, k))))
   }
 }

@@ -201,7 +201,13 @@ async function main(): Promise<void> {
   const replicaBoot = replica.boot()
 
   const { db, app } = await answered
-  new SqlConsole(db, byId('console'), () => void app.refresh())
+  // A statement from the console may change what the panels show without a
+  // commit the stream carries (DROP TABLE, ALTER PUBLICATION): refresh them too.
+  let panel: ReplicaPanel | null = null
+  new SqlConsole(db, byId('console'), () => {
+    void app.refresh()
+    void panel?.refresh().catch(showError)
+  })
   enableExport(db)
   const slots = await slotSet()
   // This tab's own slots (a second tab streams its own set): the panels name them.
@@ -211,14 +217,14 @@ async function main(): Promise<void> {
   await ensureSlot(db, slots.replica)
 
   const inspector = new Inspector(byId('inspector'), byId('counters'))
-  const panel = new ReplicaPanel(db, replica, PUBLICATION, byId('checksums'))
+  panel = new ReplicaPanel(db, replica, PUBLICATION, byId('checksums'))
 
   // The inspector watches from now on: start at the current position.
   const [{ lsn }] = (await db.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows
   const stream = await startStreaming(() => db.startReplication({ slot: slots.inspector, startLsn: lsn, options: PGOUTPUT }))
   inspector.onCommit = () => {
     void app.refresh()
-    void panel.refresh()
+    void panel?.refresh().catch(showError)
   }
   inspector.run(stream).catch(showError)
 
@@ -235,7 +241,7 @@ async function main(): Promise<void> {
         ? `replica stopped: ${s.error}`
         : `applied and acknowledged up to ${s.applied} · ${plural(s.transactions, 'transaction')} since the copy`
       if (s.error) status('replica', `replica: ${s.error}`, 'bad')
-      void panel.refresh()
+      void panel?.refresh().catch(showError)
     }),
   )
   await panel.refresh()

@@ -1,7 +1,7 @@
 // The replica's panel: per published table, the primary's and the replica's
 // row count and checksum side by side, equal once the replica caught up.
 
-import type { Database } from '../src/client'
+import { PgError, type Database } from '../src/client'
 import { checksums, type TableChecksum, type TableRef } from './checksum'
 import { h } from './dom'
 
@@ -32,7 +32,13 @@ export class ReplicaPanel {
       try {
         do {
           this.again = false
-          await this.compute()
+          try {
+            await this.compute()
+          } catch (e) {
+            // A table dropped between listing the tables and reading them: list again.
+            if (!(e instanceof PgError && e.code === '42P01')) throw e
+            this.again = true
+          }
         } while (this.again)
       } finally {
         this.pending = null

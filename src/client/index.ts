@@ -16,6 +16,7 @@ import { PgError } from '../protocol/errors'
 export { PgError }
 export { decodePgoutput, decodePgoutputInStream, PgoutputStreamDecoder } from '../protocol/pgoutput-decode'
 export { ReplicationStream, type StreamMessage } from './stream'
+export { SqlSession, type QueryOutcome, type StatementResult } from './sql-session'
 export { Database, fixedLink, type Queryable, type StartReplicationOptions } from './database'
 export { LINK_WAIT_MS, type LinkEvent } from './leadership'
 export { leaderLost } from '../protocol/peers'

@@ -125,6 +125,16 @@ export function query(sql: string): Uint8Array {
   return out
 }
 
+/** A StartupMessage for protocol 3.0 with `params` (user, database, application_name, ...). */
+export function startupMessage(params: Record<string, string>): Uint8Array {
+  const w = new ByteWriter(64)
+  w.int32(0).int32(PROTOCOL_3_0)
+  for (const [k, v] of Object.entries(params)) w.cstring(k).cstring(v)
+  w.uint8(0)
+  w.patchInt32(0, w.length)
+  return w.toBytes()
+}
+
 /** A Sync message. */
 export const SYNC: Uint8Array = new Uint8Array([FrontendTag.Sync, 0, 0, 0, 4])
 

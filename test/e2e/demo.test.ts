@@ -88,6 +88,8 @@ async function checkBootOrder(p: Page): Promise<Shown[]> {
 }
 
 let site: BuiltSite
+/** Uncaught errors in the first tab's page. */
+const pageErrors: string[] = []
 let context: BrowserContext
 let page: Page
 let url: string
@@ -129,7 +131,10 @@ beforeAll(async () => {
   context = await site.browser.newContext({ viewport: { width: 1400, height: 1000 } })
   await context.addInitScript(recordShown)
   page = await context.newPage()
-  page.on('pageerror', (e) => console.error('page error:', e))
+  page.on('pageerror', (e) => {
+    pageErrors.push(String(e))
+    console.error('page error:', e)
+  })
   // What went wrong in the page, beside a failure: its console's errors (zero-cache's errors included).
   page.on('console', (m) => void (m.type() === 'error' ? console.error('page console:', m.text().slice(0, 2000)) : 0))
 }, BOOT_MS)
@@ -229,10 +234,76 @@ describe('playground (built, in Chromium)', () => {
   it('a table created from the console reaches the replica, arrays and jsonb included', async () => {
     await page.getByRole('button', { name: 'a new table' }).click()
     await page.getByTestId('sql-run').click()
-    await page.getByTestId('sql-output').getByText('OK, 1 row affected').waitFor({ timeout: 60_000 })
+    await expect.poll(() => page.getByTestId('sql-tag').allTextContents(), { timeout: 60_000 }).toEqual(['CREATE TABLE', 'INSERT 0 1'])
     const row = page.locator('[data-testid="checksum-row"][data-table="public.notes"]')
     await expect.poll(async () => ((await row.count()) ? await row.getAttribute('data-equal') : null), { timeout: 60_000 }).toBe('true')
     await expect(row.locator('[data-testid="checksum-replica"]').textContent()).resolves.toMatch(/^1 row · [0-9a-f]{8}$/)
+  }, BOOT_MS)
+
+  it('the console shows each statement\'s own command tag, and a running state while a query runs', async () => {
+    // What the console showed while the query ran, recorded as it happens (no race with the query's end).
+    await page.evaluate(() => {
+      const seen: { running: boolean; disabled: boolean }[] = []
+      ;(window as unknown as { __console: typeof seen }).__console = seen
+      new MutationObserver(() => {
+        const running = document.querySelector('[data-testid="sql-running"]') !== null
+        const disabled = (document.querySelector('[data-testid="sql-run"]') as HTMLButtonElement).disabled
+        if (running) seen.push({ running, disabled })
+      }).observe(document.querySelector('[data-testid="sql-output"]')!, { childList: true, subtree: true })
+    })
+    await page.getByTestId('sql-input').fill(
+      "BEGIN;\nINSERT INTO todos (title) VALUES ('tagged');\nUPDATE todos SET done = true WHERE title = 'tagged';\nSELECT count(*) FROM todos WHERE title = 'tagged';\nCOMMIT;",
+    )
+    await page.getByTestId('sql-run').click()
+    await expect.poll(() => page.getByTestId('sql-tag').allTextContents(), { timeout: 60_000 }).toEqual(['BEGIN', 'INSERT 0 1', 'UPDATE 1', 'SELECT 1', 'COMMIT'])
+    await expect(page.getByTestId('sql-run').isEnabled()).resolves.toBe(true)
+    expect(await page.evaluate(() => (window as unknown as { __console: unknown[] }).__console)).toContainEqual({ running: true, disabled: true })
+    await expect(page.getByTestId('sql-output').locator('.timing').textContent()).resolves.toMatch(/^5 statements in [\d.]+ ms, writes durable in IndexedDB$/)
+    // A read alone says nothing of durability; an open block says it is open.
+    await page.getByTestId('sql-input').fill('BEGIN; SELECT 1 AS one')
+    await page.getByTestId('sql-run').click()
+    await expect.poll(() => page.getByTestId('sql-output').locator('.timing').textContent(), { timeout: 60_000 }).toMatch(
+      /^2 statements in [\d.]+ ms · inside a transaction block/,
+    )
+    await page.getByTestId('sql-input').fill('ROLLBACK')
+    await page.getByTestId('sql-run').click()
+    await expect.poll(() => page.getByTestId('sql-tag').allTextContents(), { timeout: 60_000 }).toEqual(['ROLLBACK'])
+    await shot('5a-sql-tags')
+    // Delete what this test added: later tests count the todos.
+    await page.getByTestId('sql-input').fill("DELETE FROM todos WHERE title = 'tagged'")
+    await page.getByTestId('sql-run').click()
+    await expect.poll(() => page.getByTestId('sql-tag').allTextContents(), { timeout: 60_000 }).toEqual(['DELETE 1'])
+
+    // The inspector: the newest transaction open, the one before folded to a summary that names kind and table;
+    // a delete under the default replica identity shows its key, not NULLs for the other columns.
+    const newest = page.getByTestId('inspector-txn').first()
+    await expect.poll(() => newest.locator('.meta').textContent(), { timeout: 60_000 }).toMatch(/^1 delete from public\.todos · frame \d+ ms after commit$/)
+    await expect(newest.evaluate((e) => (e as HTMLDetailsElement).open)).resolves.toBe(true)
+    await expect(newest.locator('.msg.tag-D .text').textContent()).resolves.toMatch(/^public\.todos old key \(id='\d+'\)$/)
+    const before = page.getByTestId('inspector-txn').nth(1)
+    await expect(before.evaluate((e) => (e as HTMLDetailsElement).open)).resolves.toBe(false)
+    await expect(before.locator('.meta').textContent()).resolves.toMatch(/^1 insert into public\.todos, 1 update of public\.todos · frame \d+ ms after commit$/)
+
+    // A large transaction keeps a bounded number of elements on screen.
+    await page.getByTestId('sql-input').fill('CREATE TABLE bulk (id int PRIMARY KEY); INSERT INTO bulk SELECT generate_series(1, 5000)')
+    await page.getByTestId('sql-run').click()
+    await expect.poll(() => page.getByTestId('sql-tag').allTextContents(), { timeout: 60_000 }).toEqual(['CREATE TABLE', 'INSERT 0 5000'])
+    const bulk = page.getByTestId('inspector-txn').first()
+    // (zero-cache's DDL triggers add their own messages and an update to the same transaction.)
+    await expect.poll(() => bulk.locator('.meta').textContent(), { timeout: 60_000 }).toMatch(/\b5000 inserts into public\.bulk\b.* · frame \d+ ms after commit$/)
+    expect(await bulk.locator('.msg').count()).toBeLessThanOrEqual(51)
+    await expect(bulk.getByTestId('inspector-more').textContent()).resolves.toMatch(/^… \d+ more messages of this transaction not shown$/)
+    expect(await page.getByTestId('inspector').locator('*').count()).toBeLessThan(2000)
+
+    // DROP TABLE: the table leaves the checksums at once (no commit follows a DDL), with no error in the page.
+    const bulkRow = page.locator('[data-testid="checksum-row"][data-table="public.bulk"]')
+    await expect.poll(() => bulkRow.getAttribute('data-equal'), { timeout: 60_000 }).toBe('true')
+    await page.getByTestId('sql-input').fill('DROP TABLE bulk')
+    await page.getByTestId('sql-run').click()
+    await expect.poll(() => page.getByTestId('sql-tag').allTextContents(), { timeout: 60_000 }).toEqual(['DROP TABLE'])
+    await expect.poll(() => bulkRow.count(), { timeout: 60_000 }).toBe(0)
+    expect(pageErrors).toEqual([])
+    await expect(page.locator('#banner').isHidden()).resolves.toBe(true)
   }, BOOT_MS)
 
   it('an SQL error shows its SQLSTATE and position', async () => {

@@ -16,12 +16,9 @@
 // session's transaction open), so the dump is one consistent snapshot.
 
 import type { PGlite } from '@electric-sql/pglite'
-import { idle, type IdleSession, type Rows } from '../replication/exclusive'
+import { idle, literal, type IdleSession, type Rows } from '../replication/exclusive'
 import * as q from './catalog'
 import { copyRow } from './copy-text'
-
-/** An SQL string literal (standard_conforming_strings on, as the dump sets). */
-const literal = (s: string) => `'${s.replace(/'/g, "''")}'`
 
 /** The settings the values are printed in: what pg_dump sets, so any server reads them back the same. */
 const SNAPSHOT = `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
