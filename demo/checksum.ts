@@ -44,3 +44,27 @@ export async function checksums(db: Queryable, tables: TableRef[]): Promise<Tabl
   for (const t of tables) out.push(await checksum(db, t))
   return out
 }
+
+export interface TableRows {
+  fields: string[]
+  rows: (string | null)[][]
+  /** All rows of the table (the sample shows the first `limit` by its first column). */
+  total: number
+}
+
+/** The first `limit` rows of a table as text, in its first column's order: what the replica panel shows. */
+export async function sampleRows(db: Queryable, t: TableRef, limit: number): Promise<TableRows | null> {
+  const cols = await db.query<{ attname: string }>(
+    `SELECT a.attname FROM pg_attribute a
+       JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
+    [t.schema, t.name],
+  )
+  if (cols.rows.length === 0) return null
+  const fields = cols.rows.map((c) => c.attname)
+  const table = `${ident(t.schema)}.${ident(t.name)}`
+  const list = fields.map((f, i) => `${ident(f)}::text AS c${i}`).join(', ')
+  const r = await db.query<Record<string, string | null>>(`SELECT ${list} FROM ${table} ORDER BY 1 LIMIT ${limit}`)
+  const n = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)
+  return { fields, rows: r.rows.map((row) => fields.map((_, i) => row[`c${i}`])), total: n.rows[0].n }
+}

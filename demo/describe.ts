@@ -88,8 +88,11 @@ export function describe(m: PgoutputMessage, relations: Map<number, Relation>): 
       return `${name(m.relationOid)} ${old(m.old, relations.get(m.relationOid))}`
     case 'T':
       return `${m.relationOids.map(name).join(', ')}${m.flags & 1 ? ' CASCADE' : ''}${m.flags & 2 ? ' RESTART IDENTITY' : ''}`
-    case 'M':
-      return `${m.flags & 1 ? 'transactional' : 'non-transactional'} "${m.prefix}": ${new TextDecoder().decode(m.content)}`
+    case 'M': {
+      // Messages can be large (zero-cache sends whole schemas): the raw bytes hold the rest.
+      const text = new TextDecoder().decode(m.content)
+      return `${m.flags & 1 ? 'transactional' : 'non-transactional'} "${m.prefix}": ${text.length > 160 ? `${text.slice(0, 160)}… (${m.content.length} bytes)` : text}`
+    }
     case 'O':
       return `${m.originName} at ${formatLsn(m.originLsn)}`
     case 'S':

@@ -7,7 +7,7 @@
 import { PGlite } from '@electric-sql/pglite'
 import * as Comlink from 'comlink'
 import { formatLsn, replicate, ReplicaApplier, ReplicationStream, type PgoutputMessage } from '../src/client'
-import { checksums, type TableRef } from './checksum'
+import { checksums, sampleRows, type TableRef } from './checksum'
 import type { Snapshot } from './snapshot'
 
 export interface ReplicaProgress {
@@ -69,6 +69,10 @@ const api = {
 
   checksums(tables: TableRef[]) {
     return checksums(database(), tables)
+  },
+
+  rows(table: TableRef, limit: number) {
+    return sampleRows(database(), table, limit)
   },
 }
 

@@ -160,6 +160,9 @@ describe('playground (built, in Chromium)', () => {
     await expect.poll(() => txn.count(), { timeout: 60_000 }).toBe(1)
     await expect(txn.first().locator('.tag').filter({ hasText: 'I Insert' }).count()).resolves.toBe(1)
     await todosInSync(page, 1)
+    // The replica's own rows, next to its checksum.
+    await page.locator('[data-testid="checksum-row"][data-table="public.todos"]').getByTestId('checksum-rows').click()
+    await expect.poll(() => page.getByTestId('replica-rows').locator('td').allTextContents(), { timeout: 60_000 }).toContain('water the plants')
 
     // Raw bytes on demand: the Insert message starts with 'I' (0x49).
     await txn.first().locator('.msg.tag-I .msg-line').click()
