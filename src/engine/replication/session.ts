@@ -137,7 +137,7 @@ export class ReplicationSession {
     acquireSlot(db, opts.slot, this)
     const start = opts.startLsn > opts.confirmedFlush ? opts.startLsn : opts.confirmedFlush
     this.threshold = seqAtOrBelow(start)
-    // At most one batch is held: no read while any is (pump()).
+    // Frames read ahead of durability wait there (up to HOLD_AHEAD and the sink's room; see pump()).
     const gate = opts.durability
     this.hold = new DurableHold(gate && (() => gate.position()), (bytes, commit) => this.written(bytes, commit))
     this.transactions = new TransactionAssembler(this.catalog, opts, (m, walStart, commit) => this.send(m, walStart, commit))
