@@ -22,14 +22,19 @@ export interface TableChecksum extends TableRef {
 /** A quoted SQL identifier. */
 export const ident = (s: string) => `"${s.replace(/"/g, '""')}"`
 
-export async function checksum(db: Queryable, t: TableRef): Promise<TableChecksum> {
-  const cols = await db.query<{ attname: string }>(
+/** A table's columns in attribute order, from this side's own catalog; `sent`: only those pgoutput sends (not generated). */
+function columns(db: Queryable, t: TableRef, sent: boolean) {
+  return db.query<{ attname: string }>(
     `SELECT a.attname FROM pg_attribute a
        JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+      WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped${sent ? " AND a.attgenerated = ''" : ''}
       ORDER BY a.attnum`,
     [t.schema, t.name],
   )
+}
+
+export async function checksum(db: Queryable, t: TableRef): Promise<TableChecksum> {
+  const cols = await columns(db, t, true)
   if (cols.rows.length === 0) return { ...t, rows: null, md5: null }
   const row = `ROW(${cols.rows.map((c) => ident(c.attname)).join(', ')})::text`
   const r = await db.query<{ n: number; md5: string }>(
@@ -54,12 +59,7 @@ export interface TableRows {
 
 /** The first `limit` rows of a table as text, in its first column's order: what the replica panel shows. */
 export async function sampleRows(db: Queryable, t: TableRef, limit: number): Promise<TableRows | null> {
-  const cols = await db.query<{ attname: string }>(
-    `SELECT a.attname FROM pg_attribute a
-       JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
-    [t.schema, t.name],
-  )
+  const cols = await columns(db, t, false)
   if (cols.rows.length === 0) return null
   const fields = cols.rows.map((c) => c.attname)
   const table = `${ident(t.schema)}.${ident(t.name)}`

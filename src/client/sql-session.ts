@@ -4,7 +4,8 @@
 // console shows exactly what psql would. Statements before an error keep
 // their results; the error is PostgreSQL's own (SQLSTATE, position, ...).
 
-import { decodeBackendMessages, type BackendMessage } from '../protocol/backend-decode'
+import { decodeBackendMessages, forEachMessage, type BackendMessage } from '../protocol/backend-decode'
+import { concatBytes } from '../protocol/backend'
 import { PgError } from '../protocol/errors'
 import { query, startupMessage } from '../protocol/frontend'
 import type { Database } from './database'
@@ -73,12 +74,8 @@ export class SqlSession {
 
   /** Appends bytes of the backend's stream and decodes its whole messages. */
   private receive(bytes: Uint8Array): void {
-    const all = new Uint8Array(this.buffered.length + bytes.length)
-    all.set(this.buffered)
-    all.set(bytes, this.buffered.length)
-    const view = new DataView(all.buffer)
-    let end = 0
-    while (end + 5 <= all.length && end + 1 + view.getInt32(end + 1) <= all.length) end += 1 + view.getInt32(end + 1)
+    const all = concatBytes([this.buffered, bytes])
+    const end = forEachMessage(all, () => {})
     this.messages.push(...decodeBackendMessages(all.subarray(0, end)))
     this.buffered = all.slice(end)
   }

@@ -6,6 +6,7 @@
 // transferred (never structured-cloned); splitFrames() cuts them apart. The page returns credit as it consumes them:
 // the worker never has more than the window outstanding (flow control).
 
+import { forEachMessage } from './backend-decode'
 import { PgError, SqlState, type PgErrorFields } from './errors'
 
 export type WorkerToPage =
@@ -40,16 +41,16 @@ export const DEFAULT_STREAM_WINDOW = 4 * 1024 * 1024
 
 /** The CopyData messages of a 'frames' buffer, as views into it (each 'd', int32 length, payload). */
 export function splitFrames(buffer: ArrayBuffer): Uint8Array[] {
-  const view = new DataView(buffer)
+  const bytes = new Uint8Array(buffer)
   const frames: Uint8Array[] = []
-  for (let at = 0; at < buffer.byteLength; ) {
-    // The length counts itself, not the tag byte.
-    const end = at + 1 + view.getInt32(at + 1)
-    if (view.getUint8(at) !== 0x64 || end > buffer.byteLength || end < at + 5) {
-      throw new PgError({ code: SqlState.protocolViolation, message: `malformed replication frames at byte ${at} of ${buffer.byteLength}` })
-    }
-    frames.push(new Uint8Array(buffer, at, end - at))
-    at = end
+  let bad = -1
+  const end = forEachMessage(bytes, (tag, start, stop) => {
+    if (tag !== 0x64 && bad < 0) bad = start
+    frames.push(bytes.subarray(start, stop))
+  })
+  if (bad >= 0 || end !== bytes.length) {
+    const at = bad >= 0 ? bad : end
+    throw new PgError({ code: SqlState.protocolViolation, message: `malformed replication frames at byte ${at} of ${buffer.byteLength}` })
   }
   return frames
 }

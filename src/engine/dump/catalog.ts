@@ -5,8 +5,8 @@
 // qualify every name when search_path is empty (as pg_dump runs them), so the
 // dump loads under any search_path.
 
-/** A namespace the dump covers (`n` is pg_namespace). */
-const USER_NS = `n.nspname NOT IN ('pg_catalog', 'information_schema', '_tabgres', '_tabgres_sql')
+/** A namespace the dump covers (`n` is pg_namespace); also what a dump is loaded beside (./restore.ts). */
+export const USER_NS = `n.nspname NOT IN ('pg_catalog', 'information_schema', '_tabgres', '_tabgres_sql')
   AND n.nspname NOT LIKE 'pg\\_%'`
 
 /** The object `oid` of catalog `cls` is not an extension's member. */

@@ -14,14 +14,14 @@ import type { PGlite } from '@electric-sql/pglite'
 import { PgError } from '../../protocol/errors'
 import { ENGINE_SESSION_SQL } from '../install'
 import { literal, run, whenIdle, BUSY, backoff } from '../replication/exclusive'
+import { USER_NS } from './catalog'
 import { splitScript, type ScriptItem } from './script'
 
 /** psql commands a dump may hold that change nothing here (pg_dump 17.6+ writes \restrict / \unrestrict). */
 const HARMLESS_META = /^(un)?restrict\b/
 
 const USER_RELATIONS = `SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-  WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f') AND n.nspname NOT IN ('pg_catalog', 'information_schema', '_tabgres', '_tabgres_sql')
-    AND n.nspname NOT LIKE 'pg\\_%'`
+  WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f') AND ${USER_NS}`
 
 export type SeedOutcome = 'loaded' | 'already-loaded'
 

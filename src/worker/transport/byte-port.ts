@@ -4,9 +4,10 @@
 // posted, transferred buffer; the bytes are one stream to the client, so
 // what a turn writes goes out as one buffer, posted once the turn is done.
 
+import { concatBytes } from '../../protocol/backend'
+
 export class BytePort {
   private parts: Uint8Array[] = []
-  private size = 0
   private scheduled = false
   private closed = false
 
@@ -15,7 +16,6 @@ export class BytePort {
   send(bytes: Uint8Array): void {
     if (this.closed || bytes.byteLength === 0) return
     this.parts.push(bytes)
-    this.size += bytes.byteLength
     if (this.scheduled) return
     this.scheduled = true
     queueMicrotask(() => {
@@ -35,14 +35,8 @@ export class BytePort {
 
   private flush(): void {
     if (this.parts.length === 0 || this.closed) return
-    const out = new Uint8Array(this.size)
-    let at = 0
-    for (const p of this.parts) {
-      out.set(p, at)
-      at += p.byteLength
-    }
+    const out = concatBytes(this.parts)
     this.parts = []
-    this.size = 0
     this.port.postMessage(out.buffer, [out.buffer])
   }
 }

@@ -6,6 +6,7 @@
 // unconsumed bytes (the session then waits in drain(), so a slow page never
 // makes the worker buffer without bound).
 
+import { concatBytes } from '../../protocol/backend'
 import { PgError } from '../../protocol/errors'
 import { DEFAULT_STREAM_WINDOW, type WorkerToPage } from '../../protocol/stream-port'
 import type { StreamOutcome, StreamSink } from '../../engine/replication/session'
@@ -109,21 +110,17 @@ export class PortWriter implements StreamSink {
   /** Posts the open batch now (also what the scheduled microtask does). */
   flush(): void {
     if (this.batch.length === 0 || this.closed) return
-    const bytes = new Uint8Array(this.batchBytes)
-    let at = 0
-    for (const f of this.batch) {
-      bytes.set(f, at)
-      at += f.byteLength
-    }
-    const message: WorkerToPage = { type: 'frames', buffer: bytes.buffer }
+    // A fresh buffer of exactly the burst (concatBytes), so it can be transferred whole.
+    const buffer = concatBytes(this.batch).buffer as ArrayBuffer
+    const message: WorkerToPage = { type: 'frames', buffer }
     this.outstanding += this.batchBytes
     this.posted.messages++
     this.posted.frames += this.batch.length
     this.posted.bytes += this.batchBytes
     this.batch = []
     this.batchBytes = 0
-    this.port.postMessage(message, [bytes.buffer])
-    if (bytes.buffer.byteLength === 0) this.posted.detached++
+    this.port.postMessage(message, [buffer])
+    if (buffer.byteLength === 0) this.posted.detached++
   }
 
   /** Bytes this side holds for the page: posted but not credited, plus the open batch. */
