@@ -40,7 +40,7 @@ export class SqlConsole {
     this.output = h('div', { class: 'console-output', 'data-testid': 'sql-output', 'aria-live': 'polite' })
     this.button = h('button', { 'data-testid': 'sql-run', onclick: () => void this.run() }, 'Run')
     const examples = h('div', { class: 'examples' }, 'Try: ', ...EXAMPLES.map(([label, sql]) => h('button', { class: 'link', onclick: () => ((this.input.value = sql), this.input.focus()) }, label)))
-    root.append(examples, this.input, h('div', { class: 'console-actions' }, this.button, h('span', { class: 'hint' }, 'Ctrl+Enter')), this.output)
+    root.replaceChildren(examples, this.input, h('div', { class: 'console-actions' }, this.button, h('span', { class: 'hint' }, 'Ctrl+Enter')), this.output)
   }
 
   async run(): Promise<void> {

@@ -42,7 +42,7 @@ export class Inspector {
     private readonly list: HTMLElement,
     private readonly counters: HTMLElement,
   ) {
-    this.list.append(h('div', { class: 'waiting' }, 'Waiting for the next commit: add a todo, or run SQL in the console.'))
+    this.list.replaceChildren(h('div', { class: 'waiting' }, 'Waiting for the next commit: add a todo, or run SQL in the console.'))
     this.renderCounters()
     setInterval(() => this.renderCounters(), 1000) // rates decay while idle
   }

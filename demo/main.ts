@@ -21,10 +21,22 @@ import { ReplicaPanel } from './replica-panel'
 import type { ReplicaApi } from './replica-worker'
 import { takeSnapshot } from './snapshot'
 import { TODOS_SQL, TodoApp } from './todos'
+import { DEFAULT_DB, playgroundDb, playgroundUrl } from './databases'
+import { enableExport, enableImport, takeImported } from './transfer'
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
 
-const DB_NAME = 'tabgres-demo'
+/** A ?db= the page would not make: main() fails with it rather than open another database. */
+let badName: unknown = null
+/** tabgres-demo, or the database an Import made (?db=). */
+const DB_NAME = (() => {
+  try {
+    return playgroundDb()
+  } catch (e) {
+    badName = e
+    return DEFAULT_DB
+  }
+})()
 const PUBLICATION = 'demo'
 const INSPECTOR_SLOT = 'demo_inspector'
 const REPLICA_SLOT = 'demo_replica'
@@ -103,7 +115,7 @@ function onLeaderChange(e: LinkEvent, db: () => Database | null): void {
 async function slotSet(): Promise<{ inspector: string; replica: string }> {
   for (let k = 0; ; k++) {
     const held = await new Promise<boolean>((resolve) => {
-      void navigator.locks.request(`tabgres-demo:slots:${k}`, { ifAvailable: true }, (lock) => {
+      void navigator.locks.request(`${DB_NAME}:slots:${k}`, { ifAvailable: true }, (lock) => {
         resolve(lock !== null)
         return lock ? new Promise<void>(() => {}) : undefined
       })
@@ -163,31 +175,25 @@ async function firstAnswer(): Promise<{ db: Database; app: TodoApp }> {
   return { db, app }
 }
 
-/** The Export button: the database as a .sql file for psql on a real PostgreSQL (db.dump()). */
-function enableExport(db: Database): void {
-  const button = byId('export') as HTMLButtonElement
-  button.disabled = false
-  button.onclick = async () => {
-    button.disabled = true
-    button.textContent = 'Exporting…'
-    try {
-      const url = URL.createObjectURL(new Blob([await db.dump()], { type: 'application/sql' }))
-      const a = document.createElement('a')
-      a.href = url
-      a.download = `${DB_NAME}-${new Date().toISOString().slice(0, 19).replace(/[T:]/g, '-')}.sql`
-      a.click()
-      // The download has its own reference once started.
-      setTimeout(() => URL.revokeObjectURL(url), 60_000)
-    } catch (e) {
-      showError(e)
-    } finally {
-      button.disabled = false
-      button.textContent = 'Export SQL'
-    }
-  }
+/** On an imported database: which one, the way back, and (once) what the Import did. */
+function showDatabase(): void {
+  const imported = takeImported(DB_NAME)
+  if (DB_NAME === DEFAULT_DB) return
+  const note = byId('db-note')
+  note.hidden = false
+  note.replaceChildren('imported database ', h('code', {}, DB_NAME), ' · ', h('a', { href: playgroundUrl(DEFAULT_DB), 'data-testid': 'db-back' }, `back to ${DEFAULT_DB}`))
+  if (!imported) return
+  showBanner(
+    imported.outcome === 'loaded'
+      ? `Loaded ${imported.file} into idb://${DB_NAME}, a database of its own; idb://${imported.from} is as it was (the link in the header goes back).`
+      : `${imported.file} was imported before: this is idb://${DB_NAME} as it is now, not loaded again.`,
+    'info',
+  )
 }
 
 async function main(): Promise<void> {
+  if (badName) throw badName
+  showDatabase()
   status('primary', `primary: opening idb://${DB_NAME}…`)
   const answered = firstAnswer()
   void enableOffline((text, ready) => {
@@ -208,7 +214,8 @@ async function main(): Promise<void> {
     void app.refresh()
     void panel?.refresh().catch(showError)
   })
-  enableExport(db)
+  enableExport(db, showError)
+  enableImport(db, showError)
   const slots = await slotSet()
   // This tab's own slots (a second tab streams its own set): the panels name them.
   document.querySelector('[data-testid="inspector-slot"]')!.textContent = slots.inspector
@@ -250,7 +257,7 @@ async function main(): Promise<void> {
   // Last, so its first sync never delays the rest: zero-cache in this tab, and a Zero client on it.
   status('zero', 'zero-cache: loading…')
   const { startZeroPanel } = await import('./zero-panel')
-  await startZeroPanel({ primary: db, root: byId('zero'), status: (text, state) => status('zero', text, state), onError: showError })
+  await startZeroPanel({ primary: db, name: DB_NAME, root: byId('zero'), status: (text, state) => status('zero', text, state), onError: showError })
   document.body.dataset.zeroReady = 'true'
 }
 

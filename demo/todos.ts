@@ -42,7 +42,7 @@ export class TodoApp {
       h('button', { type: 'submit', 'data-testid': 'todo-add' }, 'Add'),
     )
     this.list = h('ul', { class: 'todos', 'data-testid': 'todo-list' })
-    root.append(form, this.list)
+    root.replaceChildren(form, this.list) // and the placeholder goes
   }
 
   private readonly list: HTMLUListElement

@@ -8,8 +8,9 @@ import { join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { defineConfig, type Plugin } from 'vite'
-import { templateAsset } from '../scripts/vite-template'
-import { zeroCacheAssets } from '../src/zero/vite'
+import { nodeOnlyImports } from '../scripts/vite-node-only.ts'
+import { templateAsset } from '../scripts/vite-template.ts'
+import { zeroCacheAssets } from '../src/zero/vite.ts'
 
 const root = fileURLToPath(new URL('.', import.meta.url))
 const defaultOutDir = fileURLToPath(new URL('../dist/demo', import.meta.url))
@@ -71,7 +72,8 @@ export default defineConfig(({ command }) => ({
   // PGlite loads its wasm and data relative to its own module: pre-bundling
   // would move it away from them. Comlink is shared by page and workers.
   optimizeDeps: { exclude: ['@electric-sql/pglite'], include: ['comlink', '@rocicorp/zero'] },
-  worker: { format: 'es' },
+  // Workers are bundled by a build of their own: they need the plugin too.
+  worker: { format: 'es', plugins: () => [nodeOnlyImports()] },
   build: {
     outDir: defaultOutDir,
     emptyOutDir: true,
@@ -88,5 +90,5 @@ export default defineConfig(({ command }) => ({
   server: { host: '127.0.0.1' },
   preview: { host: '127.0.0.1' },
   // zero-cache's files are emitted into the build before precacheManifest lists it, so they work offline too.
-  plugins: [templateAsset(), buildZeroCache(), zeroCacheAssets({ dir: zeroCacheDir, sourceMaps: false }), precacheManifest()],
+  plugins: [nodeOnlyImports(), templateAsset(), buildZeroCache(), zeroCacheAssets({ dir: zeroCacheDir, sourceMaps: false }), precacheManifest()],
 }))

@@ -19,21 +19,21 @@ const todos = table('todos').columns({ id: number(), title: string(), done: bool
 const schema = createSchema({ tables: [todos], enableLegacyQueries: true, enableLegacyMutators: true })
 type Todo = { id: number; title: string; done: boolean }
 
-/** Held by the tab whose zero-cache runs. */
-const ZERO_LOCK = 'tabgres-demo:zero-cache'
-
-/** The replica's identity: a full resync makes a new one. Kept per browser to tell a resumed replica from a new one. */
-const VERSION_KEY = 'tabgres-demo-zero-replica-version'
-
 export interface ZeroPanelOptions {
   primary: Database
+  /** The playground's database: zero-cache's own databases, replica and lock are named after it. */
+  name: string
   root: HTMLElement
   /** The panel's status pill. */
   status: (text: string, state?: 'busy' | 'ok' | 'bad') => void
   onError: (e: unknown) => void
 }
 
-export async function startZeroPanel({ primary, root, status, onError }: ZeroPanelOptions): Promise<ZeroCache> {
+export async function startZeroPanel({ primary, name, root, status, onError }: ZeroPanelOptions): Promise<ZeroCache> {
+  /** Held by the tab whose zero-cache runs. */
+  const ZERO_LOCK = `${name}:zero-cache`
+  /** The replica's identity: a full resync makes a new one. Kept per browser to tell a resumed replica from a new one. */
+  const VERSION_KEY = `${name}-zero-replica-version`
   const list = h('ul', { class: 'todos', 'data-testid': 'zero-list' })
   const input = h('input', { type: 'text', placeholder: 'Add through Zero', 'data-testid': 'zero-input', 'aria-label': 'new todo through Zero', disabled: true })
   const add = h('button', { type: 'submit', 'data-testid': 'zero-add', disabled: true }, 'Add')
@@ -61,7 +61,7 @@ export async function startZeroPanel({ primary, root, status, onError }: ZeroPan
     await zero.mutate.todos.insert({ id: id!, title, done: false })
   }
 
-  // One zero-cache per playground (its replica is one per origin): it runs in the first tab that gets here,
+  // One zero-cache per playground database (its replica is one per database here): it runs in the first tab that gets here,
   // and another tab's panel starts its own once that tab has gone (a Web Lock, held while this page lives).
   const hold = (lock: Lock | null) => lock && new Promise<void>(() => {})
   const free = await new Promise<boolean>((r) => void navigator.locks.request(ZERO_LOCK, { ifAvailable: true }, (lock) => (r(lock !== null), hold(lock))))
@@ -74,8 +74,8 @@ export async function startZeroPanel({ primary, root, status, onError }: ZeroPan
   // Whoever still holds these is a tab that ran zero-cache before and is going away (the page before a
   // reload, or a closed tab): its workers end in a moment, so wait for them rather than fail with 55006.
   const [cvr, change] = await Promise.all([
-    openDatabase('tabgres-demo-zero-cvr', { onLocked: 'wait' }),
-    openDatabase('tabgres-demo-zero-change', { onLocked: 'wait' }),
+    openDatabase(`${name}-zero-cvr`, { onLocked: 'wait' }),
+    openDatabase(`${name}-zero-change`, { onLocked: 'wait' }),
   ])
   status('zero-cache: starting in a worker…')
   const zeroCache = startZeroCache({
@@ -83,7 +83,7 @@ export async function startZeroPanel({ primary, root, status, onError }: ZeroPan
     cvr,
     change,
     url: new URL('./zero-cache/zero-cache.js', document.baseURI),
-    replicaStore: 'tabgres-demo-zero-replica',
+    replicaStore: `${name}-zero-replica`,
     // Its info lines (hundreds per visit, each a long JSON) would only crowd the page's console.
     onLog: (level, text) => void (level === 'error' ? console.error(`[zero-cache] ${text}`) : level === 'warn' ? console.warn(`[zero-cache] ${text}`) : 0),
   })

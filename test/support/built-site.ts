@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright'
-import { build, preview, type InlineConfig } from 'vite'
+import { build, createLogger, preview, type InlineConfig } from 'vite'
 import { CHROMIUM_ARGS, chromiumPath } from './chromium'
 import { freePort } from './free-port'
 
@@ -18,13 +18,20 @@ export function launchChromium(): Promise<Browser> {
 export interface BuiltSite {
   url: string
   browser: Browser
+  /** What the build warned about (each also printed as usual). */
+  warnings: string[]
   /** Closes the browser and the server, and removes the build. */
   close(): Promise<void>
 }
 
 export async function serveBuiltSite(config: InlineConfig): Promise<BuiltSite> {
   const outDir = mkdtempSync(join(tmpdir(), 'tabgres-site-'))
-  const site: InlineConfig = { logLevel: 'warn', ...config, build: { ...config.build, outDir, emptyOutDir: true } }
+  const warnings: string[] = []
+  const logger = createLogger('warn')
+  const { warn, warnOnce } = logger
+  logger.warn = (msg, options) => (warnings.push(msg), warn(msg, options))
+  logger.warnOnce = (msg, options) => (warnings.push(msg), warnOnce(msg, options))
+  const site: InlineConfig = { logLevel: 'warn', customLogger: logger, ...config, build: { ...config.build, outDir, emptyOutDir: true } }
   let server: Awaited<ReturnType<typeof preview>> | null = null
   let browser: Browser | null = null
   const close = async () => {
@@ -34,10 +41,11 @@ export async function serveBuiltSite(config: InlineConfig): Promise<BuiltSite> {
   }
   try {
     await build(site)
+    const built = warnings.length
     const port = await freePort()
     server = await preview({ ...site, preview: { ...site.preview, host: '127.0.0.1', port, strictPort: true } })
     browser = await launchChromium()
-    return { url: `http://127.0.0.1:${port}/`, browser, close }
+    return { url: `http://127.0.0.1:${port}/`, browser, warnings: warnings.slice(0, built), close }
   } catch (e) {
     await close()
     throw e
