@@ -4,7 +4,7 @@
 // COPY from PGlite's /dev/blob device.
 
 import { SqlState } from '../protocol/errors'
-import { execRaw } from '../engine/replication/exclusive'
+import { COPY_DATA_SOURCE, execRaw, withCopyData } from '../engine/replication/exclusive'
 import { concatBytes, copyInResponse, errorResponse, readyForQuery } from '../protocol/backend'
 import { query, type FrontendMessage } from '../protocol/frontend'
 import { LocalAnswers } from './local-answers'
@@ -48,15 +48,8 @@ export abstract class CopyInSession extends LocalAnswers {
       return
     }
     const db = this.engine.db
-    const sql = `COPY ${c.target} FROM '/dev/blob'${c.options}`
-    const out = await db.runExclusive(async () => {
-      await db._handleBlob(new Blob(c.chunks as BlobPart[]))
-      try {
-        return await execRaw(db, query(sql))
-      } finally {
-        await db._cleanupBlob()
-      }
-    })
+    const sql = `COPY ${c.target} FROM ${COPY_DATA_SOURCE}${c.options}`
+    const out = await db.runExclusive(() => withCopyData(db, c.chunks as BlobPart[], () => execRaw(db, query(sql))))
     await this.afterRun(out)
   }
 

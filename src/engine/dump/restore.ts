@@ -13,7 +13,7 @@
 import type { PGlite } from '@electric-sql/pglite'
 import { PgError } from '../../protocol/errors'
 import { ENGINE_SESSION_SQL } from '../install'
-import { literal, run, whenIdle, BUSY, backoff } from '../replication/exclusive'
+import { literal, run, whenIdle, BUSY, backoff, withCopyData, COPY_DATA_SOURCE } from '../replication/exclusive'
 import { USER_NS } from './catalog'
 import { splitScript, type ScriptItem } from './script'
 
@@ -70,10 +70,5 @@ async function load(db: PGlite, items: ScriptItem[], bytes: number): Promise<See
 }
 
 async function copy(db: PGlite, statement: string, data: string): Promise<void> {
-  await db._handleBlob(new Blob([data]))
-  try {
-    await run(db, statement.replace(/\bFROM\s+stdin\b/i, "FROM '/dev/blob'"), false)
-  } finally {
-    await db._cleanupBlob()
-  }
+  await withCopyData(db, [data], () => run(db, statement.replace(/\bFROM\s+stdin\b/i, `FROM ${COPY_DATA_SOURCE}`), false))
 }

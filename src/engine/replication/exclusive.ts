@@ -45,6 +45,24 @@ export async function execRaw(db: PGlite, bytes: Uint8Array): Promise<Uint8Array
   return chunks.length === 1 ? chunks[0] : concatBytes(chunks)
 }
 
+/** Where a COPY reads the data of withCopyData(): PGlite's blob device. */
+export const COPY_DATA_SOURCE = "'/dev/blob'"
+
+/**
+ * Runs `fn` (a COPY ... FROM COPY_DATA_SOURCE) with `data` as the COPY's
+ * input. PGlite's backend cannot read COPY data from the protocol (it exits),
+ * so the data goes through its /dev/blob device, which is one per backend:
+ * the caller holds PGlite's query lock (runExclusive) until it is cleaned up.
+ */
+export async function withCopyData<T>(db: PGlite, data: BlobPart[], fn: () => Promise<T>): Promise<T> {
+  await db._handleBlob(new Blob(data))
+  try {
+    return await fn()
+  } finally {
+    await db._cleanupBlob()
+  }
+}
+
 /**
  * One simple-query round trip; returns every result set and the final
  * transaction status. The caller must hold PGlite's query lock (runExclusive).

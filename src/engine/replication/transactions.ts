@@ -151,17 +151,22 @@ export class TransactionAssembler {
 
   /** Sends an entry, the Relations it needs first per `sent`, all with `xid` inside a stream. */
   private deliver(e: Entry, sent: Map<number, string>, xid?: number): void {
-    for (const relid of e.forget) {
-      sent.delete(relid)
-      // A Relation sent inside a stream counts as sent once it commits; a truncate in between undoes that too.
-      if (sent !== this.sentRelations) this.sentRelations.delete(relid)
-    }
+    this.invalidate(e, sent)
     for (const r of e.relations) {
       if (sent.get(r.relid) === r.version) continue
       for (const m of relationMessages(r.relid, r.shape)) this.send(xid === undefined ? m : ({ ...m, xid } as PgoutputMessage), 0n)
       sent.set(r.relid, r.version)
     }
     if (e.msg) this.send(xid === undefined ? e.msg : ({ ...e.msg, xid } as PgoutputMessage), e.walStart)
+  }
+
+  /** What a TRUNCATE entry invalidates: its tables' Relations go again before their next change. */
+  private invalidate(e: Entry, sent: Map<number, string>): void {
+    for (const relid of e.forget) {
+      sent.delete(relid)
+      // A Relation sent inside a stream counts as sent once it commits; a truncate in between undoes that too.
+      if (sent !== this.sentRelations) this.sentRelations.delete(relid)
+    }
   }
 
   /** Transaction t's queued content as one chunk of its stream. */
@@ -191,7 +196,7 @@ export class TransactionAssembler {
       for (const [relid, version] of q.streamed) this.sentRelations.set(relid, version)
     } else if (q && !q.entries.some((e) => e.msg)) {
       // Nothing of it is published: PostgreSQL 15 skips an empty transaction.
-      for (const e of q.entries) for (const relid of e.forget) this.sentRelations.delete(relid)
+      for (const e of q.entries) this.invalidate(e, this.sentRelations)
     } else {
       if (q) {
         this.send(q.begin, q.beginAt)
