@@ -48,6 +48,21 @@ const keyTuple = (cols: TupleColumn[], rel?: Relation) =>
 const old = (t: { kind: 'K' | 'O'; columns: TupleColumn[] }, rel?: Relation) =>
   t.kind === 'K' ? `old key (${keyTuple(t.columns, rel)})` : `old row (${tuple(t.columns, rel)})`
 
+/** What each kind of message is, for its line's hover: the protocol's terms in plain words. */
+const MEANINGS: Partial<Record<PgoutputMessage['tag'], string>> = {
+  B: 'Begin: a transaction\'s changes follow. final LSN: where its commit record is in the WAL; xid: its transaction id on the primary.',
+  C: 'Commit: the transaction\'s changes end here. end LSN: the WAL position just after the commit, which the consumer acknowledges once applied.',
+  R: "Relation: describes a table before its first change in the stream (and again after it is altered). oid: the table's id in the primary's catalog, which the changes refer to; replica identity: the columns that identify a row's old version in updates and deletes (marked KEY); each column with its type's oid.",
+  Y: "Type: names a column's type that is not built in (by its oid) before a change uses it.",
+  I: 'Insert: the new row, every column as text (or NULL).',
+  U: "Update: the row's new values. 'old key' (the replica identity's columns) or 'old row' (REPLICA IDENTITY FULL) comes first when the key changed or identity is full.",
+  D: "Delete: which row went. Under the default replica identity only its key columns are sent ('old key'); other columns are not NULL, just not sent. REPLICA IDENTITY FULL sends the whole 'old row'.",
+  T: 'Truncate: every row of these tables went, in one statement.',
+  M: 'Message: pg_logical_emit_message() from the primary: a prefix and content, inside its transaction or on its own (non-transactional).',
+}
+
+export const meaning = (m: PgoutputMessage): string => MEANINGS[m.tag] ?? `${kindName(m)} (pgoutput message)`
+
 /** The summary of a folded transaction: its changes by kind and table ("2 inserts into public.todos, 1 delete from ..."). */
 export function changeSummary(counts: Map<string, number>): string {
   if (counts.size === 0) return 'no changes'

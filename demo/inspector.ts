@@ -5,7 +5,7 @@
 // commit-to-frame latency.
 
 import { dateFromPgTimestamp, formatLsn, replicate, type PgoutputMessage, type ReplicationStream, type XLogMessage } from '../src/client'
-import { changeSummary, describe, kindName, type Relation } from './describe'
+import { changeSummary, describe, kindName, meaning, type Relation } from './describe'
 import { h, hexDump } from './dom'
 
 /** Transactions kept on screen; older ones leave the DOM. */
@@ -148,7 +148,7 @@ export class Inspector {
         walStart === 0n
           ? h('span', { class: 'lsn', title: 'sent with no WAL position (0/0): a Relation or Type message describes, it is not a change' }, '—')
           : h('span', { class: 'lsn', title: 'where this message is in the WAL (log sequence number)' }, formatLsn(walStart)),
-        h('span', { class: 'text' }, describe(m, this.relations)),
+        h('span', { class: 'text', title: `${meaning(m)} Click for its raw bytes.` }, describe(m, this.relations)),
       ),
       hex,
     )

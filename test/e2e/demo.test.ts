@@ -190,6 +190,9 @@ describe('playground (built, in Chromium)', () => {
     const txn = page.getByTestId('inspector-txn').filter({ hasText: "title='water the plants'" })
     await expect.poll(() => txn.count(), { timeout: 60_000 }).toBe(1)
     await expect(txn.first().locator('.tag').filter({ hasText: 'I Insert' }).count()).resolves.toBe(1)
+    // The table's Relation came first, its terms (oid, replica identity) explained on hover.
+    await expect(txn.first().locator('.msg.tag-R .text').textContent()).resolves.toMatch(/^public\.todos \(oid \d+, replica identity default: /)
+    await expect(txn.first().locator('.msg.tag-R .text').getAttribute('title')).resolves.toMatch(/^Relation: .*oid: the table's id in the primary's catalog.*replica identity: /)
     await todosInSync(page, 1)
     // The replica's own rows, next to its checksum.
     await page.locator('[data-testid="checksum-row"][data-table="public.todos"]').getByTestId('checksum-rows').click()
@@ -315,6 +318,8 @@ describe('playground (built, in Chromium)', () => {
     await expect.poll(() => newest.locator('.meta').textContent(), { timeout: 60_000 }).toMatch(/^1 delete from public\.todos · frame \d+ ms after commit$/)
     await expect(newest.evaluate((e) => (e as HTMLDetailsElement).open)).resolves.toBe(true)
     await expect(newest.locator('.msg.tag-D .text').textContent()).resolves.toMatch(/^public\.todos old key \(id='\d+'\)$/)
+    // What "old key" means is on the line's hover.
+    await expect(newest.locator('.msg.tag-D .text').getAttribute('title')).resolves.toMatch(/^Delete: .*'old key'.* not NULL, just not sent\./)
     const before = page.getByTestId('inspector-txn').nth(1)
     await expect(before.evaluate((e) => (e as HTMLDetailsElement).open)).resolves.toBe(false)
     await expect(before.locator('.meta').textContent()).resolves.toMatch(/^1 insert into public\.todos, 1 update of public\.todos · frame \d+ ms after commit$/)
@@ -416,6 +421,13 @@ describe('playground (built, in Chromium)', () => {
     const first = page
     page = second
     await shot('6-second-tab-live')
+    // Every class the banner shows with while the takeover runs (news, not a failure: styled as info).
+    await second.evaluate(() => {
+      const banner = document.getElementById('banner')!
+      const seen: string[] = []
+      ;(window as unknown as { __banner: string[] }).__banner = seen
+      new MutationObserver(() => void (banner.hidden || seen.push(banner.className))).observe(banner, { attributes: true, childList: true, characterData: true, subtree: true })
+    })
     await first.close()
     // The takeover: this tab's worker opens the data; the banner shows only while it runs.
     await expect.poll(() => pill.getAttribute('data-leads'), { timeout: BOOT_MS }).toBe('true')
@@ -425,6 +437,9 @@ describe('playground (built, in Chromium)', () => {
     // (the first tab's whole life): the open happened within the takeover.
     expect(Number(await pill.getAttribute('data-open-ms'))).toBeLessThanOrEqual(takeoverMs)
     await expect(second.locator('#banner').isHidden()).resolves.toBe(true)
+    const bannerClasses = await second.evaluate(() => (window as unknown as { __banner: string[] }).__banner)
+    expect(bannerClasses.length).toBeGreaterThan(0)
+    expect(new Set(bannerClasses)).toEqual(new Set(['banner info']))
     await expect(pill.textContent()).resolves.toMatch(new RegExp(`^primary: idb://tabgres-demo, reopened in \\d+ ms in this tab · taken over in ${takeoverMs} ms$`))
     await addTodo(second, 'after the takeover')
     await todosInSync(second, 5)
