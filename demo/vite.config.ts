@@ -64,6 +64,13 @@ function buildZeroCache(): Plugin {
   }
 }
 
+/**
+ * Rolldown's notice that plugins took a large share of the build depends on
+ * how busy the machine is, not on the code: a build on a loaded machine would
+ * warn where the same build elsewhere does not.
+ */
+const CHECKS = { bundlerTimings: false }
+
 export default defineConfig(({ command }) => ({
   root,
   // The service worker belongs to the built site only (offline.ts).
@@ -72,14 +79,15 @@ export default defineConfig(({ command }) => ({
   // PGlite loads its wasm and data relative to its own module: pre-bundling
   // would move it away from them. Comlink is shared by page and workers.
   optimizeDeps: { exclude: ['@electric-sql/pglite'], include: ['comlink', '@rocicorp/zero'] },
-  // Workers are bundled by a build of their own: they need the plugin too.
-  worker: { format: 'es', plugins: () => [nodeOnlyImports()] },
+  // Workers are bundled by a build of their own: they need the plugin, and the checks, too.
+  worker: { format: 'es', plugins: () => [nodeOnlyImports()], rolldownOptions: { checks: CHECKS } },
   build: {
     outDir: defaultOutDir,
     emptyOutDir: true,
     target: 'es2022',
     chunkSizeWarningLimit: 2048,
-    rollupOptions: {
+    rolldownOptions: {
+      checks: CHECKS,
       // PGlite's Emscripten glue uses eval on purpose; the warning would only bury real ones.
       onwarn(warning, warn) {
         if (warning.code === 'EVAL' && warning.id?.includes('@electric-sql/pglite')) return
