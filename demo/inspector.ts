@@ -94,7 +94,7 @@ export class Inspector {
       { class: 'txn open', 'data-testid': 'inspector-txn', open: true },
       h(
         'summary',
-        {},
+        { onclick: (ev: Event) => ((ev.currentTarget as HTMLElement).parentElement!.dataset.byHand = 'true') },
         h('span', { class: 'xid', title: 'the transaction id (xid) on the primary' }, `xid ${b.xid}`),
         h('span', { class: 'lsn', title: 'the LSN, position in the write-ahead log, of its commit' }, `commits at ${formatLsn(b.finalLsn)}`),
         h('span', { class: 'meta' }, 'streaming…'),
@@ -122,8 +122,10 @@ export class Inspector {
       this.groupBody?.lastElementChild?.before(h('div', { class: 'more', 'data-testid': 'inspector-more' }, `… ${this.hidden} more message${this.hidden === 1 ? '' : 's'} of this transaction not shown`))
     }
     this.group?.classList.remove('open')
-    // The newest transaction stays open; the one before it folds (to its summary line).
-    this.previous?.removeAttribute('open')
+    // The newest transaction stays open; the one before it folds (to its summary line), unless the reader is on
+    // it: the pointer over it, or opened or closed by hand. A commit arriving must not fold what is being read.
+    const previous = this.previous
+    if (previous && !previous.matches(':hover') && !previous.dataset.byHand) previous.removeAttribute('open')
     this.previous = this.group
     this.group = this.groupBody = null
     this.onCommit()

@@ -198,7 +198,10 @@ describe('playground (built, in Chromium)', () => {
     await page.locator('[data-testid="checksum-row"][data-table="public.todos"]').getByTestId('checksum-rows').click()
     await expect.poll(() => page.getByTestId('replica-rows').locator('td').allTextContents(), { timeout: 60_000 }).toContain('water the plants')
 
-    // Raw bytes on demand: the Insert message starts with 'I' (0x49).
+    // Raw bytes on demand: the Insert message starts with 'I' (0x49). zero-cache, starting now, commits
+    // transactions of its own that fold this one: with the pointer on it, it stays as it is; folded already, it opens by hand.
+    await txn.first().locator('summary').hover()
+    if (!(await txn.first().evaluate((e) => (e as HTMLDetailsElement).open))) await txn.first().locator('summary').click()
     await txn.first().locator('.msg.tag-I .msg-line').click()
     await expect(txn.first().locator('.msg.tag-I pre.hex').textContent()).resolves.toMatch(/^0000 {2}49 /)
     await shot('2-item-added')
@@ -314,15 +317,34 @@ describe('playground (built, in Chromium)', () => {
 
     // The inspector: the newest transaction open, the one before folded to a summary that names kind and table;
     // a delete under the default replica identity shows its key, not NULLs for the other columns.
-    const newest = page.getByTestId('inspector-txn').first()
+    // Transactions only: zero-cache's lag reports (non-transactional messages) may land between them.
+    const transactions = page.locator('details[data-testid="inspector-txn"]')
+    const newest = transactions.first()
     await expect.poll(() => newest.locator('.meta').textContent(), { timeout: 60_000 }).toMatch(/^1 delete from public\.todos · frame \d+ ms after commit$/)
     await expect(newest.evaluate((e) => (e as HTMLDetailsElement).open)).resolves.toBe(true)
     await expect(newest.locator('.msg.tag-D .text').textContent()).resolves.toMatch(/^public\.todos old key \(id='\d+'\)$/)
     // What "old key" means is on the line's hover.
     await expect(newest.locator('.msg.tag-D .text').getAttribute('title')).resolves.toMatch(/^Delete: .*'old key'.* not NULL, just not sent\./)
-    const before = page.getByTestId('inspector-txn').nth(1)
+    const before = transactions.nth(1)
     await expect(before.evaluate((e) => (e as HTMLDetailsElement).open)).resolves.toBe(false)
     await expect(before.locator('.meta').textContent()).resolves.toMatch(/^1 insert into public\.todos, 1 update of public\.todos · frame \d+ ms after commit$/)
+
+    // The transaction under the reader's pointer is not folded by the next commit; without the pointer, folding goes on.
+    const byXid = (xid: string) => transactions.filter({ has: page.locator('.xid', { hasText: new RegExp(`^${xid}$`) }) })
+    const emit = async (text: string) => {
+      await page.getByTestId('sql-input').fill(`SELECT pg_logical_emit_message(true, 'demo', '${text}')`)
+      await page.getByTestId('sql-input').press('Control+Enter') // the keyboard: the pointer stays where it is
+      await expect.poll(() => newest.locator('.meta').textContent(), { timeout: 60_000 }).toMatch(/^1 message · frame \d+ ms after commit$/)
+      await expect.poll(() => newest.locator('.msg.tag-M .text').textContent(), { timeout: 60_000 }).toContain(text)
+      return (await newest.locator('.xid').textContent())!
+    }
+    await newest.locator('summary').hover()
+    const reading = (await newest.locator('.xid').textContent())!
+    const first = await emit('while reading')
+    await expect(byXid(reading).evaluate((e) => (e as HTMLDetailsElement).open)).resolves.toBe(true)
+    await page.mouse.move(0, 0)
+    await emit('after reading')
+    await expect(byXid(first).evaluate((e) => (e as HTMLDetailsElement).open)).resolves.toBe(false)
 
     // A large transaction keeps a bounded number of elements on screen.
     await page.getByTestId('sql-input').fill('CREATE TABLE bulk (id int PRIMARY KEY); INSERT INTO bulk SELECT generate_series(1, 5000)')
