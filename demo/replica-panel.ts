@@ -74,9 +74,9 @@ export class ReplicaPanel {
           'tr',
           { 'data-testid': 'checksum-row', 'data-table': key, 'data-equal': String(equal), class: equal ? 'equal' : 'differs' },
           h('td', {}, key, ' ', toggle),
-          h('td', { class: 'mono', 'data-testid': 'checksum-primary' }, short(p)),
-          h('td', { class: 'mono', 'data-testid': 'checksum-replica' }, short(r)),
-          h('td', { class: 'state' }, equal ? '✓ equal' : '… catching up'),
+          h('td', { class: 'mono', 'data-testid': 'checksum-primary', 'data-side': 'primary (IndexedDB)' }, short(p)),
+          h('td', { class: 'mono', 'data-testid': 'checksum-replica', 'data-side': 'replica (memory)' }, short(r)),
+          h('td', { class: 'state', 'data-testid': 'checksum-state' }, equal ? '✓ equal' : '… catching up'),
         ),
       )
       if (this.open.has(key)) body.push(h('tr', { class: 'replica-rows' }, h('td', { colspan: 4 }, rowsView(await this.replica.rows(p, SHOWN_ROWS)))))

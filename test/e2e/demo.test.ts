@@ -408,9 +408,22 @@ describe('playground (built, in Chromium)', () => {
           for (let p = el.parentElement; p && !clipped; p = p.parentElement) clipped = getComputedStyle(p).overflowX !== 'visible'
           if (!clipped) found.push(`${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}.${el.className} right=${Math.round(r.right)}`)
         }
-        return { found: found.slice(0, 10), scroll: document.documentElement.scrollWidth - window.innerWidth }
+        // What a reader came for may not hide in a sideways-scrolling box either: each control, and each
+        // table's checksum verdict, lies wholly inside every box that clips it.
+        const hidden: string[] = []
+        const wanted = '[data-testid=checksum-state], [data-testid=checksum-rows], button, input, textarea, .pill'
+        for (const el of Array.from(document.querySelectorAll<HTMLElement>(wanted))) {
+          const r = el.getBoundingClientRect()
+          if (r.width === 0) continue
+          for (let p = el.parentElement; p; p = p.parentElement) {
+            if (getComputedStyle(p).overflowX === 'visible') continue
+            const b = p.getBoundingClientRect()
+            if (r.left < b.left - 1 || r.right > b.right + 1) hidden.push(`${el.dataset.testid ?? el.tagName.toLowerCase()} "${el.textContent?.slice(0, 20)}" right=${Math.round(r.right)} in ${p.tagName.toLowerCase()}.${p.className} right=${Math.round(b.right)}`)
+          }
+        }
+        return { found: found.slice(0, 10), hidden: hidden.slice(0, 10), scroll: document.documentElement.scrollWidth - window.innerWidth }
       })
-      expect({ width, ...outside }).toEqual({ width, found: [], scroll: 0 })
+      expect({ width, ...outside }).toEqual({ width, found: [], hidden: [], scroll: 0 })
       await shot(`width-${width}`)
     }
     await page.setViewportSize({ width: 1400, height: 1000 })
