@@ -13,6 +13,9 @@ export interface ReplicaView {
 /** Rows of the replica shown per opened table. */
 const SHOWN_ROWS = 20
 
+/** Each side's column heading; a narrow screen hides the heading and labels each cell with it instead. */
+const SIDE = { primary: 'primary (IndexedDB)', replica: 'replica (memory)' }
+
 const short = (c: TableChecksum) => (c.rows === null ? 'missing' : `${c.rows} row${c.rows === 1 ? '' : 's'} · ${c.md5!.slice(0, 8)}`)
 
 export class ReplicaPanel {
@@ -72,17 +75,17 @@ export class ReplicaPanel {
       body.push(
         h(
           'tr',
-          { 'data-testid': 'checksum-row', 'data-table': key, 'data-equal': String(equal), class: equal ? 'equal' : 'differs' },
+          { 'data-testid': 'checksum-row', 'data-table': key, 'data-equal': String(equal), class: `checksum ${equal ? 'equal' : 'differs'}` },
           h('td', {}, key, ' ', toggle),
-          h('td', { class: 'mono', 'data-testid': 'checksum-primary', 'data-side': 'primary (IndexedDB)' }, short(p)),
-          h('td', { class: 'mono', 'data-testid': 'checksum-replica', 'data-side': 'replica (memory)' }, short(r)),
+          h('td', { class: 'mono', 'data-testid': 'checksum-primary', 'data-side': SIDE.primary }, short(p)),
+          h('td', { class: 'mono', 'data-testid': 'checksum-replica', 'data-side': SIDE.replica }, short(r)),
           h('td', { class: 'state', 'data-testid': 'checksum-state' }, equal ? '✓ equal' : '… catching up'),
         ),
       )
       if (this.open.has(key)) body.push(h('tr', { class: 'replica-rows' }, h('td', { colspan: 4 }, rowsView(await this.replica.rows(p, SHOWN_ROWS)))))
     }
     this.table.replaceChildren(
-      h('thead', {}, h('tr', {}, h('th', {}, 'table'), h('th', {}, 'primary (IndexedDB)'), h('th', {}, 'replica (memory)'), h('th', {}, ''))),
+      h('thead', {}, h('tr', {}, h('th', {}, 'table'), h('th', {}, SIDE.primary), h('th', {}, SIDE.replica), h('th', {}, ''))),
       h('tbody', {}, ...body),
     )
   }
