@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
 import { playwright } from '@vitest/browser-playwright'
-import { CHROMIUM_ARGS, chromiumPath } from './test/support/chromium.ts'
+import { CHROMIUM_ARGS, chromiumPath, enginesToTest } from './test/support/browsers/engines.ts'
+import { engineProvider } from './test/support/browsers/vitest-provider.ts'
 import { templateAsset } from './scripts/vite-template.ts'
 
 
@@ -46,12 +47,13 @@ export default defineConfig({
           hookTimeout: 300_000,
         },
       },
-      {
-        extends: true,
+      // The runtime in each engine: the same suites, one project per engine (a project has one provider).
+      ...enginesToTest().map((engine) => ({
+        extends: true as const,
         // Served as built, not transformed: zero-cache's bundle (npm run build:zero) runs in a worker of its own.
         publicDir: 'dist/public',
         test: {
-          name: 'browser',
+          name: `browser-${engine}`,
           include: ['test/browser/**/*.test.ts', 'examples/**/*.test.ts'],
           globalSetup: ['test/support/zero-bundle.ts'],
           // The package's browser entry points, as an app imports them (examples/testing-kit).
@@ -65,16 +67,12 @@ export default defineConfig({
             enabled: true,
             headless: true,
             screenshotFailures: false,
-            provider: playwright({
-              launchOptions: {
-                executablePath: chromiumPath,
-                args: CHROMIUM_ARGS,
-              },
-            }),
-            instances: [{ browser: 'chromium' }],
+            // Chromium through Vitest's Playwright provider; Firefox and WebKit through ours (test/support/browsers).
+            provider: engine === 'chromium' ? playwright({ launchOptions: { executablePath: chromiumPath, args: CHROMIUM_ARGS } }) : engineProvider(engine),
+            instances: [{ browser: engine, name: `browser (${engine})` }],
           },
         },
-      },
+      })),
     ],
   },
 })

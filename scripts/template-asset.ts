@@ -15,7 +15,7 @@ const KEY_FILE = `${TEMPLATE_ASSET}.key`
 export async function ensureTemplateAsset(): Promise<string> {
   const key = templateKey()
   if (existsSync(TEMPLATE_ASSET) && existsSync(KEY_FILE) && readFileSync(KEY_FILE, 'utf8') === key) return TEMPLATE_ASSET
-  const data = new Uint8Array(await (await makeTemplate()).arrayBuffer())
+  const data = await makeTemplate()
   writeFileSync(TEMPLATE_ASSET, data)
   writeFileSync(KEY_FILE, key)
   return TEMPLATE_ASSET

@@ -42,10 +42,10 @@ const S_IFDIR = 0o040000
 const S_IFREG = 0o100000
 
 /** Decodes a data directory archive (PGlite's dumpDataDir: tar, gzip or not). */
-export async function readImage(archive: Blob | Uint8Array): Promise<DataDirImage> {
-  let bytes = archive instanceof Uint8Array ? archive : new Uint8Array(await archive.arrayBuffer())
+export async function readImage(archive: Uint8Array): Promise<DataDirImage> {
+  let bytes = archive
   if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
-    const gunzip = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('gzip'))
+    const gunzip = new Response(archive as Uint8Array<ArrayBuffer>).body!.pipeThrough(new DecompressionStream('gzip'))
     bytes = new Uint8Array(await new Response(gunzip).arrayBuffer())
   }
   const entries = untar(bytes)

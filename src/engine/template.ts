@@ -36,12 +36,13 @@ export function templateKey(): string {
  */
 const SETTLE_SQL = ['VACUUM FREEZE', 'CHECKPOINT']
 
-export async function makeTemplate(): Promise<Blob> {
+/** The template's archive as bytes: what IndexedDB stores everywhere (WebKit refuses a Blob there). */
+export async function makeTemplate(): Promise<Uint8Array<ArrayBuffer>> {
   const t = await PGlite.create({ initDbStartParams: INITDB_PARAMS })
   try {
     await installChangeTracking(t)
     for (const sql of SETTLE_SQL) await t.exec(sql) // one statement each: VACUUM refuses a multi-statement string's implicit transaction
-    return await t.dumpDataDir('gzip')
+    return new Uint8Array(await (await t.dumpDataDir('gzip')).arrayBuffer())
   } finally {
     await t.close()
   }

@@ -68,7 +68,7 @@ async function templateArchive(): Promise<Uint8Array> {
   } catch {
     // No asset (a checkout that never built one): make it below.
   }
-  return new Uint8Array(await (await makeTemplate()).arrayBuffer())
+  return makeTemplate()
 }
 
 export async function createTestKit(options: TestKitOptions = {}): Promise<TestKit> {

@@ -159,7 +159,7 @@ it('a database stored by plain IDBFS (whole WAL files) opens, and its segments m
 it('a database layered on the template stores only its differences, and reopens equal', async () => {
   const res = await fetch(new URL('../../src/worker/storage/template.tar.gz', import.meta.url))
   expect(res.ok).toBe(true)
-  const image = await readImage(await res.blob())
+  const image = await readImage(new Uint8Array(await res.arrayBuffer()))
   const key = `template-under-test`
   const resolveBase = async (k: string) => {
     expect(k).toBe(key)

@@ -41,11 +41,21 @@ async function withStore<T>(store: string, mode: IDBTransactionMode, fn: (s: IDB
   }
 }
 
-export async function loadTemplate(key: string): Promise<Blob | undefined> {
-  return withStore(TEMPLATES, 'readonly', (s) => s.get(key) as IDBRequest<Blob | undefined>)
+/**
+ * The template archive stored under `key`. Stored as bytes: WebKit (Safari,
+ * every iPhone browser) refuses a Blob in IndexedDB in a fresh or private
+ * profile. A registry written before that holds a Blob: read, then rewritten
+ * as bytes.
+ */
+export async function loadTemplate(key: string): Promise<Uint8Array | undefined> {
+  const stored = await withStore(TEMPLATES, 'readonly', (s) => s.get(key) as IDBRequest<Uint8Array | Blob | undefined>)
+  if (!(stored instanceof Blob)) return stored
+  const bytes = new Uint8Array(await stored.arrayBuffer())
+  await saveTemplate(key, bytes)
+  return bytes
 }
 
-export async function saveTemplate(key: string, data: Blob): Promise<void> {
+export async function saveTemplate(key: string, data: Uint8Array): Promise<void> {
   await withStore(TEMPLATES, 'readwrite', (s) => s.put(data, key))
 }
 

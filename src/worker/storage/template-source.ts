@@ -28,12 +28,12 @@ export interface Template {
 /** Decoded templates of this worker, by key. */
 const images = new Map<string, Promise<DataDirImage>>()
 
-function decodeOnce(key: string, archive: () => Promise<Blob | null>): Promise<DataDirImage | null> {
+function decodeOnce(key: string, archive: () => Promise<Uint8Array | null>): Promise<DataDirImage | null> {
   const known = images.get(key)
   if (known) return known
-  return archive().then((blob) => {
-    if (!blob) return null
-    const image = readImage(blob)
+  return archive().then((bytes) => {
+    if (!bytes) return null
+    const image = readImage(bytes)
     images.set(key, image)
     image.catch(() => images.delete(key))
     return image
@@ -55,18 +55,18 @@ async function findCurrent(assetUrl: URL): Promise<Template> {
   const cached = await decodeOnce(key, () => loadTemplate(key).then((b) => b ?? null))
   if (cached) return { key, image: cached, source: 'registry', saved: Promise.resolve() }
   let source: TemplateSource = 'asset'
-  let blob: Blob | null = null
+  let fetched: Uint8Array | null = null
   try {
     const res = await fetch(assetUrl)
-    if (res.ok) blob = await res.blob()
+    if (res.ok) fetched = new Uint8Array(await res.arrayBuffer())
   } catch {
     // Offline before the asset was cached, or no asset: make it below.
   }
-  if (!blob) {
-    blob = await makeTemplate()
+  if (!fetched) {
+    fetched = await makeTemplate()
     source = 'made'
   }
-  const archive = blob
+  const archive = fetched
   // Stored while PGlite starts; a database's first flush waits for it.
   const saved = saveTemplate(key, archive)
   // Awaited by each caller (no unhandled rejection meanwhile); a failed save is tried again for the next database.
