@@ -13,13 +13,21 @@
 //
 // A call waits for a link (bounded: LINK_WAIT_MS); one in flight when its link
 // is lost fails with 08006 (protocol/peers.ts, leaderLost).
+//
+// A page entering the back/forward cache (./lifecycle.ts) lets go of
+// everything another page may wait for, as if its tab had closed: its worker
+// ends (the data and its locks go to the next candidate) and its holder lock
+// is released (a leader elsewhere ends this page's sessions). Its link is lost
+// as in a takeover. Restored, it starts again as a new tab would: a new
+// holder, a new candidate, a join; streams re-attach from what they received.
 
 import * as Comlink from 'comlink'
 import { PgError } from '../protocol/errors'
-import { databaseClosed, leaderLock, leaderLost, peerLock, type PageToBroker, type Routed } from '../protocol/peers'
+import { databaseClosed, leaderLock, leaderLost, pageSuspended, peerLock, type PageToBroker, type Routed } from '../protocol/peers'
 import { holdLock, whenFree } from '../protocol/web-locks'
 import type { WorkerApi } from '../worker/api'
 import type { BootInfo, BootProgress, EngineOptions } from '../worker/engine'
+import { onPageLifecycle } from './lifecycle'
 
 /** The worker a Database talks to, until it is lost. */
 export interface Link {
@@ -64,24 +72,67 @@ export class Leadership {
   /** Set once the own worker failed to open before any link existed (openDatabase's error). */
   private failure: unknown = null
   private readonly closed = new AbortController()
-  private releaseHolder!: () => void
-  /** Held by this page while the Database lives: a leader ends this page's sessions once it is free. */
-  readonly holder: string
+  /**
+   * One run of this page: from start (or a return from the back/forward
+   * cache) until close or suspension. Whatever a run started (watches,
+   * joins, the candidate) ends with it.
+   */
+  private run = new AbortController()
+  private releaseHolder: (() => void) | null = null
+  private holderLock: string
   private lostAt = 0
 
   constructor(
     readonly name: string,
     private readonly opts: LeadershipOptions,
   ) {
-    this.holder = peerLock(name, crypto.randomUUID())
+    this.holderLock = peerLock(name, crypto.randomUUID())
+  }
+
+  /** Held by this page while the Database lives and runs: a leader ends this page's sessions once it is free. */
+  get holder(): string {
+    return this.holderLock
   }
 
   /** Starts the own worker's candidacy and, when sharing, joins whoever leads; resolves with the first link. */
   async start(): Promise<Link> {
-    this.releaseHolder = await holdLock(this.holder)
+    onPageLifecycle({ suspend: () => this.suspend(), resume: () => void this.resume() }, this.closed.signal)
+    await this.begin()
+    return this.link(Infinity)
+  }
+
+  private async begin(): Promise<void> {
+    const run = this.run
+    const release = await holdLock(this.holderLock)
+    if (run.signal.aborted) return release() // suspended or closed meanwhile
+    this.releaseHolder = release
     this.campaign()
     if (this.opts.share && brokerPort()) this.join(null)
-    return this.link(Infinity)
+  }
+
+  /**
+   * The page enters the back/forward cache or freezes: nothing of it may
+   * hold what other pages wait for. Synchronous: the page stops once this returns.
+   */
+  private suspend(): void {
+    if (this.closed.signal.aborted || this.run.signal.aborted) return
+    if (this.now?.local) brokerPort()?.postMessage({ type: 'resign', name: this.name, leader: this.now.leader } satisfies PageToBroker)
+    this.run.abort() // the link is lost (watch), joins stop
+    // Ending the worker lets go of the name's lock (and its leader lock) at once; every write it acknowledged is durable.
+    this.own?.worker.terminate()
+    this.own = null
+    this.releaseHolder?.()
+    this.releaseHolder = null
+  }
+
+  /** Back from the back/forward cache: a new run, as a new tab's. */
+  private async resume(): Promise<void> {
+    if (this.closed.signal.aborted || !this.run.signal.aborted) return
+    this.run = new AbortController()
+    this.failure = null
+    // A new holder: the old one's sessions were ended by the leader that saw it go.
+    this.holderLock = peerLock(this.name, crypto.randomUUID())
+    await this.begin()
   }
 
   /** The current link, or the next one (waiting at most `limit` ms). */
@@ -126,6 +177,7 @@ export class Leadership {
 
   /** Spawns this page's candidate worker: it waits for the name's lock, opens the data and leads. */
   private campaign(): void {
+    const run = this.run
     const worker = this.opts.spawn()
     const api = Comlink.wrap<WorkerApi>(worker)
     const own = { worker, api }
@@ -136,12 +188,12 @@ export class Leadership {
       const boot = await api.open(this.name, { ...this.opts.engine, onLocked }, progress)
       const { port1, port2 } = new MessageChannel()
       const leader = await api.lead(Comlink.transfer(port2, [port2]))
-      if (this.closed.signal.aborted || this.own !== own) return
+      if (run.signal.aborted || this.own !== own) return
       const lead: PageToBroker = { type: 'lead', name: this.name, leader, port: port1 }
       brokerPort()?.postMessage(lead, [port1])
       this.adopt({ api, leader, local: true, boot, lost: this.watch(leader) })
     })().catch((e) => {
-      if (this.own !== own || this.closed.signal.aborted) return
+      if (this.own !== own || run.signal.aborted) return
       // Before any link, the open fails as it did (a bad template, 55006 with onLocked 'fail').
       if (!this.now) {
         this.failure = e
@@ -153,12 +205,13 @@ export class Leadership {
   /** Asks the broker for a port to the leader (one that is not `notLeader`, seen to end). */
   private join(notLeader: string | null): void {
     const broker = brokerPort()
-    if (!broker || this.closed.signal.aborted) return
+    const run = this.run
+    if (!broker || run.signal.aborted) return
     const { port1, port2 } = new MessageChannel()
     const onRouted = (ev: MessageEvent<Routed>) => {
       if (ev.data?.type !== 'routed') return
       port1.removeEventListener('message', onRouted)
-      void this.joined(port1, ev.data.leader)
+      void this.joined(port1, ev.data.leader, run.signal)
     }
     port1.addEventListener('message', onRouted)
     port1.start()
@@ -166,27 +219,33 @@ export class Leadership {
     broker.postMessage(join, [port2])
   }
 
-  private async joined(port: MessagePort, leader: string): Promise<void> {
+  private async joined(port: MessagePort, leader: string, run: AbortSignal): Promise<void> {
     const api = Comlink.wrap<WorkerApi>(port)
     // This page's own worker leads (it won while the join waited): talk to it directly, and end the view made for the join.
     const unneeded = () => {
       void api.close().catch(() => {}).finally(() => (api[Comlink.releaseProxy](), port.close()))
     }
-    if (this.now?.local || this.closed.signal.aborted) return unneeded()
+    if (this.now?.local || run.aborted) return unneeded()
     const lost = this.watch(leader)
     const boot = await Promise.race([api.hello(), lost.then(() => null)]).catch(() => null)
     if (!boot) {
       port.close()
-      return this.join(leader) // it went before answering
+      return this.join(leader) // it went before answering (or this run ended: join does nothing then)
     }
-    if (this.now?.local || this.closed.signal.aborted) return unneeded()
+    if (this.now?.local || run.aborted) return unneeded()
     this.adopt({ api, leader, local: false, boot, lost })
   }
 
-  /** Resolves once the leader's Web Lock is free: it has closed, or its tab or worker has gone. */
+  /**
+   * Resolves once the leader's Web Lock is free (it has closed, or its tab or
+   * worker has gone), or this run ends by a suspension; never once this Database has closed.
+   */
   private watch(leader: string): Promise<PgError> {
-    // Never resolves once this Database has closed.
-    return new Promise((lost) => whenFree(leaderLock(this.name, leader), () => lost(leaderLost(this.name)), { mode: 'shared', signal: this.closed.signal }))
+    const run = this.run.signal
+    return new Promise((lost) => {
+      whenFree(leaderLock(this.name, leader), () => lost(leaderLost(this.name)), { mode: 'shared', signal: run })
+      run.addEventListener('abort', () => void (this.closed.signal.aborted || lost(pageSuspended(this.name))), { once: true })
+    })
   }
 
   private adopt(link: Link): void {
@@ -205,6 +264,8 @@ export class Leadership {
       this.lostAt = performance.now()
       this.opts.onEvent?.({ type: 'lost', leader: link.leader })
     }
+    // Suspended: the page starts again from nothing when it comes back (resume).
+    if (this.run.signal.aborted) return
     if (link.local) {
       // This page's worker led and has gone (killed, or its data closed under it): a new candidate.
       this.own?.worker.terminate()
@@ -223,6 +284,7 @@ export class Leadership {
   /** Ends the candidacy and lets go of the holder lock; the caller has closed its API. */
   close(): void {
     this.closed.abort()
+    this.run.abort()
     // Joins no longer go to this page's worker (the others learn it from its lock).
     if (this.now?.local) brokerPort()?.postMessage({ type: 'resign', name: this.name, leader: this.now.leader } satisfies PageToBroker)
     this.now = null
@@ -231,5 +293,6 @@ export class Leadership {
     this.own?.worker.terminate()
     this.own = null
     this.releaseHolder?.()
+    this.releaseHolder = null
   }
 }

@@ -55,3 +55,18 @@ export function leaderLost(name: string): PgError {
     hint: 'Retry it (a transaction from its start).',
   })
 }
+
+/**
+ * What a call in flight fails with when its own page entered the
+ * back/forward cache (or froze) and let the database go (08006, as a broken
+ * connection): it may or may not have taken effect; retrying reaches the
+ * next leader once the page runs again.
+ */
+export function pageSuspended(name: string): PgError {
+  return new PgError({
+    code: '08006',
+    message: `this page let database "${name}" go while it was in the back/forward cache, during the call`,
+    detail: 'A page that leaves for the back/forward cache hands the database over, as a closed tab does; the call may or may not have taken effect.',
+    hint: 'Retry it (a transaction from its start).',
+  })
+}

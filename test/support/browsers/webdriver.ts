@@ -99,7 +99,7 @@ export async function launchWebKit(_opts: LaunchOptions = {}): Promise<Session> 
       } as WebdriverIO.Capabilities,
     })
     // A page's own waits are bounded; the script timeout is not the one that should fire.
-    await browser.setTimeout({ script: 3_600_000, pageLoad: 600_000 })
+    await browser.setTimeout({ script: 3_600_000, pageLoad: 300_000 })
   } catch (e) {
     await browser?.deleteSession().catch(() => {}) // the driver is stopped next either way
     stop()
@@ -125,8 +125,10 @@ export async function launchWebKit(_opts: LaunchOptions = {}): Promise<Session> 
     return {
       goto: (url) => inTurn(handle, () => b.url(url).then(() => {})),
       reload: () => inTurn(handle, () => b.refresh()),
-      back: () => inTurn(handle, () => b.back()),
-      forward: () => inTurn(handle, () => b.forward()),
+      // By script: WebKitWebDriver's Back and Forward wait for a load that a page restored
+      // from the back/forward cache never reports. The next calls wait on the page as it comes.
+      back: () => inTurn(handle, () => b.execute(() => void setTimeout(() => history.back()))),
+      forward: () => inTurn(handle, () => b.execute(() => void setTimeout(() => history.forward()))),
       url: () => inTurn(handle, () => b.getUrl()),
       evaluate: (fn, arg) => inTurn(handle, () => b.execute(fn as never, arg as never) as never),
       click: (css) => inTurn(handle, async () => (await el(css)).click()),
@@ -164,8 +166,11 @@ export async function launchWebKit(_opts: LaunchOptions = {}): Promise<Session> 
       return tab(handle)
     },
     async close() {
-      await queue
-      await b.deleteSession().catch(() => {}) // stopped next either way
+      // A call that hangs in the driver must not hold the end: bounded, then everything is stopped by PID.
+      let timer: NodeJS.Timeout | undefined
+      const bounded = new Promise<void>((r) => (timer = setTimeout(r, 10_000)))
+      await Promise.race([queue.then(() => b.deleteSession()).catch(() => {}), bounded])
+      clearTimeout(timer)
       stop()
     },
   }
