@@ -8,6 +8,7 @@ import { join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { defineConfig, type Plugin } from 'vite'
+import { crossOriginIsolation } from '../scripts/vite-cross-origin-isolation.ts'
 import { nodeOnlyImports } from '../scripts/vite-node-only.ts'
 import { templateAsset } from '../scripts/vite-template.ts'
 import { zeroCacheAssets } from '../src/zero/vite.ts'
@@ -98,5 +99,5 @@ export default defineConfig(({ command }) => ({
   server: { host: '127.0.0.1' },
   preview: { host: '127.0.0.1' },
   // zero-cache's files are emitted into the build before precacheManifest lists it, so they work offline too.
-  plugins: [nodeOnlyImports(), templateAsset(), buildZeroCache(), zeroCacheAssets({ dir: zeroCacheDir, sourceMaps: false }), precacheManifest()],
+  plugins: [crossOriginIsolation(), nodeOnlyImports(), templateAsset(), buildZeroCache(), zeroCacheAssets({ dir: zeroCacheDir, sourceMaps: false }), precacheManifest()],
 }))
