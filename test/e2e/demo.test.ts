@@ -1,11 +1,12 @@
-// The playground, built as a static site and driven in Debian's Chromium:
+// The playground, built as a static site and driven in every engine
+// (Chromium, Firefox, WebKit: test/support/browsers), each a fresh profile:
 // an item added in the app reaches the inspector and the replica (checksums
 // equal), survives a reload, the page works offline after the first visit,
 // and an SQL error shows its SQLSTATE. Each step saves a screenshot under
-// test-results/demo/ (look at them: would a newcomer understand the page?).
+// test-results/demo/<engine>/ (look at them: would a newcomer understand the page?).
 //
-// Every wait is on something the page shows (Playwright polls the DOM); the
-// page marks itself ready with <body data-ready>.
+// Every wait is on something the page shows (the locators poll the DOM, in
+// the page); the page marks itself ready with <body data-ready>.
 //
 // Boot order (issue #17): an observer injected before any page script runs
 // records what the page shows, snapshot by snapshot, so a test can check
@@ -17,14 +18,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { BrowserContext, Page } from 'playwright'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { enginesToTest, launch, type Session } from '../support/browsers'
+import { Page } from '../support/browsers/page'
 import { serveBuiltSite, type BuiltSite } from '../support/built-site'
 import { freePort } from '../support/free-port'
 import { PG_BIN, startPg15, type Pg15 } from '../support/pg15'
 
 const config = fileURLToPath(new URL('../../demo/vite.config.ts', import.meta.url))
-const shots = fileURLToPath(new URL('../../test-results/demo/', import.meta.url))
+const shotsRoot = fileURLToPath(new URL('../../test-results/demo/', import.meta.url))
 /** Booting PGlite twice (primary and replica) on a loaded 2-core machine takes a while. */
 const BOOT_MS = 180_000
 /** A test that reloads waits for the page, then for zero-cache: each may take up to BOOT_MS on a busy machine. */
@@ -42,7 +44,7 @@ interface Shown {
 }
 
 /**
- * Runs in the page before its scripts (context.addInitScript): keeps
+ * Runs in the page before its scripts (built-site puts it in every HTML file): keeps
  * window.__shown. No named functions inside: the test's transform would wrap
  * them in a helper (__name) that the page does not have.
  */
@@ -91,11 +93,13 @@ async function checkBootOrder(p: Page): Promise<Shown[]> {
 }
 
 let site: BuiltSite
-/** Uncaught errors in the first tab's page. */
-const pageErrors: string[] = []
-let context: BrowserContext
+let session: Session
 let page: Page
 let url: string
+let shots: string
+
+/** What a page recorded as uncaught (zero-cache's console errors are printed, not counted). */
+const uncaught = async (p: Page) => (await p.errors()).filter((e) => !e.startsWith('console.error'))
 
 async function ready(p: Page): Promise<void> {
   await p.waitForSelector('body[data-ready="true"]', { timeout: BOOT_MS })
@@ -109,7 +113,7 @@ async function zeroReady(p: Page): Promise<void> {
 const zeroTitles = (p: Page) => p.getByTestId('zero-item').locator('.title').allTextContents()
 
 async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true })
+  await page.screenshot(join(shots, `${name}.png`))
 }
 
 /** The todos row of the checksum table, once both sides agree. */
@@ -133,10 +137,10 @@ async function addTodo(p: Page, title: string): Promise<void> {
  * output on stderr, exit 0). Returns a psql for that database.
  */
 async function exportIntoPg15(p: Page, pg15: Pg15, scratch: string): Promise<(sql: string) => string[]> {
-  const [download] = await Promise.all([p.waitForEvent('download', { timeout: 60_000 }), p.getByTestId('export').click()])
-  expect(download.suggestedFilename()).toMatch(/^tabgres-demo-[0-9-]+\.sql$/)
+  const download = await p.download(p.getByTestId('export'), { timeout: 60_000 })
+  expect(download.name).toMatch(/^tabgres-demo-[0-9-]+\.sql$/)
   const file = join(scratch, 'export.sql')
-  await download.saveAs(file)
+  writeFileSync(file, download.text)
   const load = spawnSync(join(PG_BIN, 'psql'), ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', pg15.url('imported'), '-f', file], { encoding: 'utf8' })
   expect(load.stderr).toBe('')
   expect(load.status).toBe(0)
@@ -148,23 +152,28 @@ async function exportIntoPg15(p: Page, pg15: Pg15, scratch: string): Promise<(sq
 }
 
 beforeAll(async () => {
-  mkdirSync(shots, { recursive: true })
-  site = await serveBuiltSite({ configFile: config })
+  site = await serveBuiltSite({ configFile: config }, { initScripts: [recordShown] })
   url = site.url
-  context = await site.browser.newContext({ viewport: { width: 1400, height: 1000 } })
-  await context.addInitScript(recordShown)
-  page = await context.newPage()
-  page.on('pageerror', (e) => {
-    pageErrors.push(String(e))
-    console.error('page error:', e)
-  })
-  // What went wrong in the page, beside a failure: its console's errors (zero-cache's errors included).
-  page.on('console', (m) => void (m.type() === 'error' ? console.error('page console:', m.text().slice(0, 2000)) : 0))
 }, BOOT_MS)
 
 afterAll(() => site?.close())
 
-describe('playground (built, in Chromium)', () => {
+describe.each(enginesToTest())('playground (built, in %s)', (engine) => {
+  beforeAll(async () => {
+    shots = join(shotsRoot, engine)
+    mkdirSync(shots, { recursive: true })
+    session = await launch(engine)
+    page = new Page(await session.newTab())
+    await page.setViewportSize({ width: 1400, height: 1000 })
+  }, BOOT_MS)
+
+  afterAll(async () => {
+    // What went wrong in the page, beside a failure: its console's errors (zero-cache's included).
+    const errors = await page?.errors().catch(() => [])
+    if (errors?.length) console.error(`${engine}: the page recorded:\n${errors.join('\n').slice(0, 8000)}`)
+    await session?.close()
+  })
+
   it('builds without a warning', () => {
     // A warning per build would bury the one that matters (PGlite's and Zero's Node-only imports are stubbed: demo/vite.config.ts).
     expect(site.warnings).toEqual([])
@@ -172,7 +181,7 @@ describe('playground (built, in Chromium)', () => {
 
   it('an added item shows in the app, in the inspector and in the replica, with equal checksums', async () => {
     // Not waiting for 'load': the boot progress is worth a look while it runs.
-    await page.goto(url, { waitUntil: 'commit' })
+    await page.goto(url)
     await page.locator('[data-testid="boot-step"]').first().waitFor({ timeout: BOOT_MS })
     await shot('0-first-visit-booting')
     await ready(page)
@@ -253,12 +262,12 @@ describe('playground (built, in Chromium)', () => {
 
   it('works offline after the first visit', async () => {
     await page.getByTestId('offline-state').getByText('ready to work offline').waitFor({ timeout: 60_000 })
-    await context.setOffline(true)
+    // The server drops every connection from now on: what loads comes from the service worker's cache.
+    site.setOffline(true)
     try {
-      // The page comes from the service worker's cache, not the network or the HTTP cache.
-      const res = await page.reload()
-      expect(res?.fromServiceWorker()).toBe(true)
+      await page.reload()
       await ready(page)
+      await expect(page.evaluate(() => navigator.serviceWorker.controller !== null)).resolves.toBe(true)
       await expect(page.getByTestId('todo-item').filter({ hasText: 'water the plants' }).count()).resolves.toBe(1)
       await addTodo(page, 'written offline')
       await todosInSync(page, 2)
@@ -268,7 +277,7 @@ describe('playground (built, in Chromium)', () => {
       await expect.poll(() => zeroTitles(page), { timeout: 60_000 }).toEqual(['water the plants', 'written offline'])
       await shot('4-offline')
     } finally {
-      await context.setOffline(false)
+      site.setOffline(false)
     }
   }, RELOAD_MS)
 
@@ -364,7 +373,7 @@ describe('playground (built, in Chromium)', () => {
     await page.getByTestId('sql-run').click()
     await expect.poll(() => page.getByTestId('sql-tag').allTextContents(), { timeout: 60_000 }).toEqual(['DROP TABLE'])
     await expect.poll(() => bulkRow.count(), { timeout: 60_000 }).toBe(0)
-    expect(pageErrors).toEqual([])
+    await expect(uncaught(page)).resolves.toEqual([])
     await expect(page.locator('#banner').isHidden()).resolves.toBe(true)
   }, BOOT_MS)
 
@@ -430,8 +439,8 @@ describe('playground (built, in Chromium)', () => {
   }, BOOT_MS)
 
   it('a second tab works at once through the first tab\'s worker, and takes the database over when the first closes', async () => {
-    const second = await context.newPage()
-    second.on('pageerror', (e) => console.error('second tab, page error:', e))
+    const second = new Page(await session.newTab())
+    await second.setViewportSize({ width: 1400, height: 1000 })
     await second.goto(url)
     await ready(second)
     // Live at once: the data stays in the first tab's worker, and this tab uses it there.
@@ -495,7 +504,7 @@ describe('playground (built, in Chromium)', () => {
       writeFileSync(bad, 'CREATE TABLE half_loaded (id int);\nINSERT INTO nowhere VALUES (1);\n')
       await page.getByTestId('import-file').setInputFiles(bad)
       await expect.poll(() => page.locator('#banner.error').textContent(), { timeout: 60_000 }).toBe('42P01: relation "nowhere" does not exist')
-      expect(page.url()).toBe(url)
+      await expect(page.url()).resolves.toBe(url)
       await expect(page.getByTestId('import').isEnabled()).resolves.toBe(true)
 
       // Out to a real PostgreSQL, a row added there, and PostgreSQL 15's own pg_dump of it back in.
@@ -512,7 +521,7 @@ describe('playground (built, in Chromium)', () => {
       }
       await page.getByTestId('import-file').setInputFiles(fromServer)
       await page.waitForURL(/\?db=tabgres-demo-import-[0-9a-f]{8}$/, { timeout: BOOT_MS })
-      const imported = new URL(page.url()).searchParams.get('db')!
+      const imported = new URL(await page.url()).searchParams.get('db')!
       await ready(page)
       await expect(page.locator('#banner.info').textContent()).resolves.toBe(
         `Loaded from-pg15.sql into idb://${imported}, a database of its own; idb://tabgres-demo is as it was (the link in the header goes back).`,

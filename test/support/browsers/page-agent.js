@@ -64,7 +64,11 @@
         })
       }
       case 'text': {
-        var all = under(els, '*').filter(function (e) {
+        // As Playwright's text engine: a scope element whose own text matches counts too.
+        var scoped = els.filter(function (e) {
+          return e.nodeType === 1
+        })
+        var all = inOrder(Array.from(new Set(scoped.concat(under(els, '*'))))).filter(function (e) {
           return e.tagName !== 'SCRIPT' && e.tagName !== 'STYLE' && textMatches(e.textContent, st.p, st.exact)
         })
         // The smallest: an element none of whose descendants matches too.
@@ -110,9 +114,9 @@
 
   var picks = 0
   /** Marks the one element for a native action (a CSS selector the driver can use), once it is visible and enabled. */
-  function pick(steps, describe) {
+  function pick(steps, describe, hiddenToo) {
     var el = one(steps, describe)
-    if (!el || !visible(el) || el.disabled) return null
+    if (!el || (!hiddenToo && !visible(el)) || el.disabled) return null
     var id = String(++picks)
     el.setAttribute('data-e2e-pick', id)
     return '[data-e2e-pick="' + id + '"]'

@@ -40,7 +40,7 @@ interface AgentCall {
 interface Agent {
   resolve(steps: Step[]): Element[]
   one(steps: Step[], describe: string): Element | null
-  pick(steps: Step[], describe: string): string | null
+  pick(steps: Step[], describe: string, hiddenToo?: boolean): string | null
   visible(el: Element): boolean
   norm(s: string | null): string
 }
@@ -172,15 +172,19 @@ export class Locator {
     )
   }
 
-  /** The one element, visible and enabled, as a selector the engine's tool can act on. */
-  private picked(timeout = DEFAULT_TIMEOUT_MS): Promise<string> {
+  /**
+   * The one element, enabled and (unless `hiddenToo`: a file input is often
+   * hidden behind its label, and Playwright sets its files all the same)
+   * visible, as a selector the engine's tool can act on.
+   */
+  private picked(timeout = DEFAULT_TIMEOUT_MS, hiddenToo = false): Promise<string> {
     return waitForFunction(
       this.page.tab,
       (c: AgentCall) => {
         if (!(window as unknown as { __e2eAgent?: Agent }).__e2eAgent) (0, eval)(c.agent)
-        return (window as unknown as { __e2eAgent: Agent }).__e2eAgent.pick(c.steps, c.describe)
+        return (window as unknown as { __e2eAgent: Agent }).__e2eAgent.pick(c.steps, c.describe, c.arg === true)
       },
-      this.call(),
+      { ...this.call(), arg: hiddenToo },
       { timeout, what: `${this.toString()} to act on` },
     )
   }
@@ -221,7 +225,7 @@ export class Locator {
 
   /** Chooses a file in an <input type=file> (its content read here), and fires 'change'. */
   async setInputFiles(path: string): Promise<void> {
-    const css = await this.picked()
+    const css = await this.picked(DEFAULT_TIMEOUT_MS, true)
     await this.page.tab.evaluate(
       ({ css, name, text }) => {
         const input = document.querySelector(css) as HTMLInputElement
