@@ -1,9 +1,10 @@
 // The library as published: `npm run build:lib` output (dist/, package.json
 // "exports"), consumed by name from a separate Vite app the way a user's app
-// would, built for production and run in Chromium: the worker the client
-// spawns is found and bundled, PGlite comes from the app's own dependencies,
-// and a write streams back as a decoded Insert. The .d.ts files type-check a
-// consumer.
+// would, built for production and run in every engine, each from a fresh
+// profile: the worker the client spawns is found and bundled, PGlite comes
+// from the app's own dependencies, a write streams back as a decoded Insert
+// and is acknowledged, and after a reload the stream resumes with the next
+// write only (exactly once). The .d.ts files type-check a consumer.
 
 import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
@@ -13,6 +14,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { serveBuiltSite, type BuiltSite } from '../support/built-site'
+import { enginesToTest, launch, waitForFunction } from '../support/browsers'
 
 const run = promisify(execFile)
 const repo = fileURLToPath(new URL('../..', import.meta.url))
@@ -29,30 +31,43 @@ import { startZeroCache, type ZeroCacheOptions } from 'tabgres/zero'
 const zeroOptions = (upstream: Awaited<ReturnType<typeof openDatabase>>): ZeroCacheOptions => ({ upstream, url: new URL('./zero-cache/zero-cache.js', document.baseURI) })
 Object.assign(window, { startZeroCache, zeroOptions })
 
+// The first load writes and acknowledges row 1; the reload (the driver's) writes row 2 and must stream it, and only it.
+const reloaded = localStorage.getItem('library-check') === 'acked'
+
 async function main(): Promise<string> {
   const db = await openDatabase('library-check')
-  await db.exec('CREATE TABLE t (id int PRIMARY KEY, v text); CREATE PUBLICATION p FOR ALL TABLES')
-  await db.createSlot('s')
+  if (!reloaded) {
+    await db.exec('CREATE TABLE t (id int PRIMARY KEY, v text); CREATE PUBLICATION p FOR ALL TABLES')
+    await db.createSlot('s')
+  }
   const stream = await db.startReplication({ slot: 's', options: { proto_version: '1', publication_names: 'p' } })
-  await db.query('INSERT INTO t VALUES ($1, $2)', [1, 'from the package'])
+  await db.query('INSERT INTO t VALUES ($1, $2)', reloaded ? [2, 'after the reload'] : [1, 'from the package'])
   try {
     await db.query('SELECT nope FROM t')
   } catch (e) {
     if (!(e instanceof PgError) || e.code !== '42703') throw e
   }
+  const got: string[] = []
   for await (const m of stream.messages()) {
     const msg: PgoutputMessage | null = m.kind === 'xlog' ? m.message : null
     if (msg?.tag === 'I') {
       const c = msg.new.columns[1]
-      return c.kind === 't' ? c.value : c.kind
+      got.push(c.kind === 't' ? c.value : c.kind)
+    } else if (msg?.tag === 'C') {
+      stream.ack(msg.endLsn)
+      // The ack reaches the slot before the page says so (the standby status is flushed at close).
+      await stream.close()
+      await db.close()
+      localStorage.setItem('library-check', 'acked')
+      return got.join()
     }
   }
   throw new Error('the stream ended')
 }
 
 main().then(
-  (v) => Object.assign(window, { libraryResult: v }),
-  (e) => Object.assign(window, { libraryResult: 'error: ' + String(e) }),
+  (v) => Object.assign(window, { libraryResult: { reloaded, v } }),
+  (e) => Object.assign(window, { libraryResult: { reloaded, v: 'error: ' + String(e) } }),
 )
 `
 
@@ -79,7 +94,7 @@ it('the built package type-checks in a consumer', async () => {
   await run(join(repo, 'node_modules/.bin/tsc'), ['-p', join(app, 'tsconfig.json')], { cwd: app })
 }, TIMEOUT_MS)
 
-it('an app built against the package opens a database, streams a write and gets PgErrors', async () => {
+it('the app is built and served, zero-cache\'s files beside it', async () => {
   site = await serveBuiltSite({
     root: app,
     configFile: false,
@@ -90,14 +105,29 @@ it('an app built against the package opens a database, streams a write and gets 
     // zero-cache's bundle, shipped prebuilt in the package, served with the app.
     plugins: [((await import(join(repo, 'dist/zero/vite.js'))) as typeof import('../../src/zero/vite')).zeroCacheAssets()],
   })
-  const page = await site.browser.newPage()
-  await page.goto(site.url)
-  const handle = await page.waitForFunction(() => (window as unknown as { libraryResult?: string }).libraryResult, null, { timeout: TIMEOUT_MS })
-  expect(await handle.jsonValue()).toBe('from the package')
   // tabgres/zero/vite put zero-cache's files in the build, beside each other, as its workers import them.
   for (const [file, type] of [['zero-cache.js', 'javascript'], ['main.js', 'javascript'], ['change-streamer.js', 'javascript'], ['sqlite3.wasm', 'application/wasm']] as const) {
     const res = await fetch(new URL(`zero-cache/${file}`, site.url))
     expect(res.status, file).toBe(200)
     expect(res.headers.get('content-type'), file).toContain(type)
+  }
+}, TIMEOUT_MS)
+
+it.each(enginesToTest())('in %s, from a fresh profile, the app opens a database, streams a write, acknowledges it, reloads and resumes exactly once', async (engine) => {
+  const session = await launch(engine)
+  try {
+    const tab = await session.newTab()
+    const result = () =>
+      waitForFunction(tab, () => (window as unknown as { libraryResult?: { reloaded: boolean; v: string } }).libraryResult, undefined, {
+        timeout: TIMEOUT_MS,
+        what: 'the app',
+      })
+    await tab.goto(site!.url)
+    expect(await result()).toEqual({ reloaded: false, v: 'from the package' })
+    await tab.reload()
+    expect(await result()).toEqual({ reloaded: true, v: 'after the reload' })
+    expect(await tab.evaluate(() => (window as unknown as { __pageErrors: string[] }).__pageErrors, undefined)).toEqual([])
+  } finally {
+    await session.close()
   }
 }, TIMEOUT_MS)
