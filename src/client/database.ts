@@ -15,6 +15,7 @@ import type { CommandResult, CreateSlotRequest, SeedOutcome, StartReplicationReq
 import type { BootInfo } from '../worker/engine'
 import type { Link } from './leadership'
 import { relayWire } from './relay'
+import { storageState, type StorageState } from './storage'
 import { ReplicationStream } from './stream'
 
 export interface Queryable {
@@ -257,6 +258,15 @@ export class Database implements Queryable {
   /** Loads a plain SQL dump into a database that has no tables yet (see OpenOptions.from). */
   async seed(script: string): Promise<SeedOutcome> {
     return this.call((api) => api.seed(script))
+  }
+
+  /**
+   * Whether the browser will keep this origin's data, and how much it uses
+   * of what it may (./storage.ts): the page's own view, the same in a tab
+   * that leads and one that does not, and during a takeover.
+   */
+  storage(): Promise<StorageState> {
+    return storageState()
   }
 
   /** Diagnostics from the leading worker. */

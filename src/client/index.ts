@@ -11,6 +11,7 @@ import type { WorkerApi, CreateSlotRequest } from '../worker/api'
 import type { BootInfo, BootPhase, BootProgress, EngineOptions } from '../worker/engine'
 import { Database, fixedLink } from './database'
 import { Leadership, type LinkEvent } from './leadership'
+import { requestPersistence } from './storage'
 
 import { PgError } from '../protocol/errors'
 export { PgError }
@@ -19,6 +20,7 @@ export { ReplicationStream, type StreamMessage } from './stream'
 export { SqlSession, type QueryOutcome, type StatementResult } from './sql-session'
 export { Database, fixedLink, type Queryable, type StartReplicationOptions } from './database'
 export { LINK_WAIT_MS, type LinkEvent } from './leadership'
+export type { StorageState } from './storage'
 export { leaderLost } from '../protocol/peers'
 export { replicate, type ReplicateOptions, type XLogMessage } from './replicate'
 export { ReplicaApplier, ReplicaApplyError, type AppliedCommit, type ApplierOptions, type ApplyTarget } from './replica/apply'
@@ -47,6 +49,11 @@ export interface OpenOptions extends Omit<EngineOptions, 'onLocked'> {
    * already has tables of its own is not loaded into (55000). db.seeded says what happened.
    */
   from?: string | URL | Blob
+  /**
+   * Ask the browser to keep this origin's storage (navigator.storage.persist()),
+   * once per page; default true. Firefox asks the user. db.storage() says what was granted.
+   */
+  persist?: boolean
 }
 
 function spawnWorker(): Worker {
@@ -61,7 +68,8 @@ function spawnWorker(): Worker {
  */
 export async function openDatabase(name: string, options: OpenOptions = {}): Promise<Database> {
   installErrorTransfer()
-  const { from, ...rest } = options
+  const { from, persist = true, ...rest } = options
+  if (persist) requestPersistence()
   const db = await open(name, rest)
   if (from === undefined) return db
   try {

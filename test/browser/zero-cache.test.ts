@@ -7,6 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase, type Database } from '../../src/client/index'
 import { startZeroCache, type ZeroCache, type ZeroCacheOptions } from '../../src/zero/tab/start'
+import { blobsInIndexedDB } from '../support/idb-blobs'
 
 // Built by the browser project's global setup (npm run build:zero) and served as built.
 const BUNDLE = new URL('/zero-cache/zero-cache.js', location.origin).href
@@ -124,5 +125,11 @@ describe('zero-cache in the tab', () => {
     await until(second, async () => (await todos(second)).some((t) => t.id === '5'))
     expect((await todos(second)).map((t) => t.id)).toEqual(['1', '3', '4', '5'])
     expect(lines.slice(before).filter((l) => /workers to copy/.test(l))).toEqual([])
+  })
+
+  it('stores bytes, never a Blob, in IndexedDB: its replica store and its three databases', async () => {
+    const found = await blobsInIndexedDB()
+    expect(found.databases.filter((n) => n.includes(id)).length, found.databases.join()).toBeGreaterThanOrEqual(4)
+    expect(found.blobs).toEqual([])
   })
 })
