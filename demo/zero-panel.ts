@@ -11,7 +11,7 @@
 
 import { ANYONE_CAN_DO_ANYTHING, boolean, createSchema, definePermissions, number, string, table, Zero } from '@rocicorp/zero'
 import { openDatabase, type Database } from '../src/client'
-import { startZeroCache, type ZeroCache } from '../src/zero/tab'
+import { EXIT_SUSPENDED, startZeroCache, type ZeroCache } from '../src/zero/tab'
 import { h } from './dom'
 
 // A subset of the table's columns is enough for Zero: created_at keeps its default.
@@ -29,7 +29,15 @@ export interface ZeroPanelOptions {
   onError: (e: unknown) => void
 }
 
-export async function startZeroPanel({ primary, name, root, status, onError }: ZeroPanelOptions): Promise<ZeroCache> {
+/** The next time this page is shown again from the back/forward cache. */
+const shownAgain = () =>
+  new Promise<void>((resolve) => {
+    const onShow = (e: PageTransitionEvent) => void (e.persisted && (removeEventListener('pageshow', onShow), resolve()))
+    addEventListener('pageshow', onShow)
+  })
+
+export async function startZeroPanel(options: ZeroPanelOptions): Promise<ZeroCache> {
+  const { primary, name, root, status, onError } = options
   /** Held by the tab whose zero-cache runs. */
   const ZERO_LOCK = `${name}:zero-cache`
   /** The replica's identity: a full resync makes a new one. Kept per browser to tell a resumed replica from a new one. */
@@ -63,7 +71,9 @@ export async function startZeroPanel({ primary, name, root, status, onError }: Z
 
   // One zero-cache per playground database (its replica is one per database here): it runs in the first tab that gets here,
   // and another tab's panel starts its own once that tab has gone (a Web Lock, held while this page lives).
-  const hold = (lock: Lock | null) => lock && new Promise<void>(() => {})
+  // Let go when the page enters the back/forward cache (below): a frozen page must not keep another tab's panel waiting.
+  let releaseLock = () => {}
+  const hold = (lock: Lock | null) => lock && new Promise<void>((r) => (releaseLock = r))
   const free = await new Promise<boolean>((r) => void navigator.locks.request(ZERO_LOCK, { ifAvailable: true }, (lock) => (r(lock !== null), hold(lock))))
   if (!free) {
     status('zero-cache: runs in another tab of this playground; this panel starts its own when that tab closes')
@@ -87,7 +97,21 @@ export async function startZeroPanel({ primary, name, root, status, onError }: Z
     // Its info lines (hundreds per visit, each a long JSON) would only crowd the page's console.
     onLog: (level, text) => void (level === 'error' ? console.error(`[zero-cache] ${text}`) : level === 'warn' ? console.warn(`[zero-cache] ${text}`) : 0),
   })
-  void zeroCache.exited.then((code) => status(`zero-cache exited (${code})`, code === 0 ? 'busy' : 'bad'))
+  void zeroCache.exited.then(async (code) => {
+    if (code !== EXIT_SUSPENDED) return status(`zero-cache exited (${code})`, code === 0 ? 'busy' : 'bad')
+    // The page went into the back/forward cache and zero-cache's worker was ended there (src/zero/tab/start.ts):
+    // everything of this run lets go, and a new one starts when the page is shown again, on the replica kept.
+    input.disabled = add.disabled = true
+    void z?.close()
+    z = undefined
+    void cvr.close()
+    void change.close()
+    releaseLock()
+    document.body.dataset.zeroReady = 'false'
+    await shownAgain()
+    status('zero-cache: starting again (the page was in the back/forward cache)…')
+    await startZeroPanel(options).then(() => void (document.body.dataset.zeroReady = 'true'), onError)
+  })
   await zeroCache.ready
   const readyMs = Math.round(performance.now() - started)
 

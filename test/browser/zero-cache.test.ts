@@ -6,7 +6,7 @@
 
 import { afterAll, describe, expect, it } from 'vitest'
 import { openDatabase, type Database } from '../../src/client/index'
-import { startZeroCache, type ZeroCache, type ZeroCacheOptions } from '../../src/zero/tab/start'
+import { EXIT_SUSPENDED, startZeroCache, type ZeroCache, type ZeroCacheOptions } from '../../src/zero/tab/start'
 import { blobsInIndexedDB } from '../support/idb-blobs'
 
 // Built by the browser project's global setup (npm run build:zero) and served as built.
@@ -124,6 +124,24 @@ describe('zero-cache in the tab', () => {
     await dbs.upstream.exec(`insert into todo values ('5', 'after the handover', false)`)
     await until(second, async () => (await todos(second)).some((t) => t.id === '5'))
     expect((await todos(second)).map((t) => t.id)).toEqual(['1', '3', '4', '5'])
+    expect(lines.slice(before).filter((l) => /workers to copy/.test(l))).toEqual([])
+  })
+
+  it('the page entering the back/forward cache ends zero-cache and frees its replica store; shown again, a new one resumes it', async () => {
+    // What the browser fires as it puts this page in the cache, and as it takes it out.
+    dispatchEvent(new PageTransitionEvent('pagehide', { persisted: true }))
+    expect(await zero!.exited).toBe(EXIT_SUSPENDED)
+    // Its lock goes with its worker (at once in Chromium, a moment later in Firefox and WebKit): another page could take it.
+    const taken = await navigator.locks.request(`tabgres:zero-replica:zero-replica-${id}`, { signal: AbortSignal.timeout(30_000) }, async () => true)
+    expect(taken).toBe(true)
+    dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true }))
+    // The databases work again (their links came back, as after a takeover), and a new zero-cache resumes the replica.
+    await dbs.upstream.exec(`insert into todo values ('6', 'after the cache', false)`)
+    const before = lines.length
+    zero = await start()
+    const z = zero
+    await until(z, async () => (await todos(z)).some((t) => t.id === '6'))
+    expect((await todos(z)).map((t) => t.id)).toEqual(['1', '3', '4', '5', '6'])
     expect(lines.slice(before).filter((l) => /workers to copy/.test(l))).toEqual([])
   })
 

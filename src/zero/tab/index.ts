@@ -2,6 +2,6 @@
 // the same page. The bundle it runs (dist/zero-cache) is served with the app:
 // `tabgres/zero/vite` adds it to a Vite build.
 
-export { startZeroCache, type ZeroCache, type ZeroCacheOptions } from './start'
+export { EXIT_SUSPENDED, startZeroCache, type ZeroCache, type ZeroCacheOptions } from './start'
 export { routeWebSockets } from './web-socket'
 export { zeroTabgres } from './server'

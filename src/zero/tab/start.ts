@@ -3,6 +3,7 @@
 // its connection requests with wire-protocol ports of tabgres databases.
 
 import type { Database } from '../../client/index'
+import { onPageLifecycle } from '../../client/lifecycle'
 import { serveEndpoint } from './endpoints'
 import { errorFields, type ConnectReply, type ConnectRequest, type StartMessage, type WorkerEvent } from './messages'
 import { routeWebSockets } from './web-socket'
@@ -44,7 +45,7 @@ export interface ZeroCache {
   readonly server: string
   /** Settles once zero-cache serves sync requests (its port is listening), or fails if it stopped first. */
   readonly ready: Promise<void>
-  /** Settles with zero-cache's exit code. */
+  /** Settles with zero-cache's exit code ({@link EXIT_SUSPENDED}: ended as the page entered the back/forward cache). */
   readonly exited: Promise<number>
   /** The worker, for a Zero client's transport. */
   readonly worker: Worker
@@ -55,6 +56,16 @@ export interface ZeroCache {
   /** Calls `fn` each time the replica's files change (and the change is kept); returns an unsubscribe. */
   onReplicaChange(fn: () => void): () => void
 }
+
+/**
+ * `exited`'s code when the page entered the back/forward cache (or froze):
+ * zero-cache's worker was ended there, so that its replica store's Web Lock
+ * does not keep the next page's zero-cache waiting while this page sits
+ * frozen. Its databases' links end the same way (client/leadership.ts). The
+ * replica is kept: start a new one when the page is shown again (`pageshow`
+ * with `persisted`), and it resumes without a resync.
+ */
+export const EXIT_SUSPENDED = -2
 
 /** Ports inside the worker's loopback network; each leads to one database. */
 const UPSTREAM_PORT = 5432
@@ -139,7 +150,19 @@ export function startZeroCache(options: ZeroCacheOptions): ZeroCache {
   worker.postMessage(message, [...Object.values(connectors), ...Object.values(endpoints)])
   const server = options.server ?? 'http://zero.tabgres.localhost'
   const unroute = routeWebSockets(server, worker)
-  void exited.then(unroute)
+  const lifecycle = new AbortController()
+  void exited.then(() => (unroute(), lifecycle.abort()))
+  onPageLifecycle(
+    {
+      suspend: () => {
+        worker.terminate()
+        failReady(new Error('zero-cache ended: the page entered the back/forward cache'))
+        markExited(EXIT_SUSPENDED)
+      },
+      resume: () => {},
+    },
+    lifecycle.signal,
+  )
   return {
     server,
     ready,
