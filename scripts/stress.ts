@@ -6,6 +6,7 @@
 //
 //   npm run test:stress                     # loops = cores + 1
 //   STRESS_LOOPS=6 npm run test:stress      # heavier
+//   TABGRES_ENGINES=webkit npm run test:stress   # the browser suites in another engine (default: Chromium)
 //   npm run test:stress -- test/node/wire.test.ts   # other files (vitest filters)
 //
 // The loops are this script's children, stopped by their PIDs when the run
@@ -40,7 +41,9 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 console.log(`stress: ${loops} busy loops (PIDs ${busy.map((p) => p.pid).join(', ')}) beside ${files.join(' ')}`)
-const vitest = spawn('npx', ['vitest', 'run', '--project', 'node', '--project', 'e2e', ...files], { stdio: 'inherit' })
+// Chromium only, unless TABGRES_ENGINES says otherwise: npm test runs these in every engine already, and CI's time is bounded.
+const env = { ...process.env, TABGRES_ENGINES: process.env.TABGRES_ENGINES ?? 'chromium' }
+const vitest = spawn('npx', ['vitest', 'run', '--project', 'node', '--project', 'e2e', ...files], { stdio: 'inherit', env })
 vitest.on('exit', (code, signal) => {
   stopLoops()
   process.exit(code ?? (signal ? 1 : 0))
