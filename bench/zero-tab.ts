@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import { createServer } from 'vite'
-import { launchChromium } from '../test/support/built-site'
+import { benchSession, runInPage, waitForPage } from './browsers'
 import { freePort } from '../test/support/free-port'
 import { templateAsset } from '../scripts/vite-template'
 import type { ZeroTabResults } from './zero-tab/page'
@@ -46,17 +46,16 @@ const server = await createServer({
   server: { host: '127.0.0.1', port: await freePort(), strictPort: true, hmr: false, watch: null },
 })
 await server.listen()
-const browser = await launchChromium()
+// Chromium only for now (test/support/browsers drives the others too); the page reports its errors and warnings itself.
+const session = await benchSession('chromium')
 let r: ZeroTabResults
 try {
-  const page = await browser.newPage()
-  page.on('pageerror', (e) => console.error(`  [page error] ${e.message}`))
-  page.on('console', (m) => void (m.type() === 'warning' && console.error(`  ${m.text()}`)))
-  await page.goto(`${server.resolvedUrls!.local[0]}bench/zero-tab/index.html`)
-  await page.waitForFunction(() => typeof window.runZeroTab === 'function')
-  r = await page.evaluate((o) => window.runZeroTab(o), { rows: Number(values.rows), writes: Number(values.writes) })
+  const tab = await session.newTab()
+  await tab.goto(`${server.resolvedUrls!.local[0]}bench/zero-tab/index.html`)
+  await waitForPage(tab, 'runZeroTab')
+  r = await runInPage<ZeroTabResults>(tab, 'runZeroTab', [{ rows: Number(values.rows), writes: Number(values.writes) }], { timeoutMs: 30 * 60_000 })
 } finally {
-  await browser.close()
+  await session.close()
   await server.close()
 }
 

@@ -1,4 +1,4 @@
-// The browser benchmark, run in a page by bench/browser.ts (headless Chromium,
+// The browser benchmark, run in a page by bench/browser.ts (in each engine,
 // Vite dev server). Everything runs in one page in one run, so both sides of
 // each ratio see the same (noisy, shared) machine.
 //
@@ -36,6 +36,8 @@ export interface Percentiles {
 export interface BenchResults {
   userAgent: string
   crossOriginIsolated: boolean
+  /** The smallest step performance.now() takes here (engines coarsen it differently, isolated or not). */
+  timerResolutionMs: number
   roundTrip: Percentiles & {
     batch: number
     /** The echo worker's clock offset from the page's (see clockOffset), for the record. */
@@ -164,6 +166,18 @@ function consume(stream: ReplicationStream) {
     commit: (n: number) =>
       new Promise<number>((resolve) => (state.commits >= n ? resolve(performance.now()) : waiters.push({ n, resolve }))),
   }
+}
+
+/** The smallest non-zero step of performance.now() over a few hundred steps. */
+function timerResolution(): number {
+  let best = Infinity
+  for (let i = 0; i < 200; i++) {
+    const t0 = performance.now()
+    let t1 = t0
+    while (t1 === t0) t1 = performance.now()
+    best = Math.min(best, t1 - t0)
+  }
+  return best
 }
 
 /** Sequential postMessage round trips to an echo worker, timed per batch, and the same after idle gaps. */
@@ -401,6 +415,7 @@ window.runBench = async ({ quick }: BenchOptions): Promise<BenchResults> => {
   return {
     userAgent: navigator.userAgent,
     crossOriginIsolated: self.crossOriginIsolated,
+    timerResolutionMs: timerResolution(),
     roundTrip: trip,
     commitToFrame: latency,
     stream: streamed,
