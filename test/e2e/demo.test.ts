@@ -106,7 +106,11 @@ async function ready(p: Page): Promise<void> {
 }
 
 async function zeroReady(p: Page): Promise<void> {
-  await p.waitForSelector('body[data-zero-ready="true"]', { timeout: BOOT_MS })
+  await p.waitForSelector('body[data-zero-ready="true"]', { timeout: BOOT_MS }).catch(async (e) => {
+    // What the panel said, and what the page recorded: the failure's cause, in every engine.
+    const said = await p.getByTestId('status-zero').textContent({ timeout: 5_000 }).catch(() => '?')
+    throw new Error(`${e}\nthe Zero pill: ${said}\nthe page recorded:\n${(await p.errors().catch(() => [])).join('\n').slice(0, 6000)}`)
+  })
 }
 
 /** What the Zero panel's live query shows. */
@@ -374,7 +378,8 @@ describe.each(enginesToTest())('playground (built, in %s)', (engine) => {
     await expect.poll(() => page.getByTestId('sql-tag').allTextContents(), { timeout: 60_000 }).toEqual(['DROP TABLE'])
     await expect.poll(() => bulkRow.count(), { timeout: 60_000 }).toBe(0)
     await expect(uncaught(page)).resolves.toEqual([])
-    await expect(page.locator('#banner').isHidden()).resolves.toBe(true)
+    const banner = (await page.locator('#banner').isHidden()) ? null : await page.locator('#banner').textContent()
+    expect(banner).toBeNull()
   }, BOOT_MS)
 
   it('an SQL error shows its SQLSTATE and position', async () => {
@@ -412,7 +417,7 @@ describe.each(enginesToTest())('playground (built, in %s)', (engine) => {
         const found: string[] = []
         for (const el of Array.from(document.body.querySelectorAll('*'))) {
           const r = el.getBoundingClientRect()
-          if (r.width === 0 || r.right <= window.innerWidth + 1) continue
+          if (r.width === 0 || r.right <= document.documentElement.clientWidth + 1) continue
           let clipped = false
           for (let p = el.parentElement; p && !clipped; p = p.parentElement) clipped = getComputedStyle(p).overflowX !== 'visible'
           if (!clipped) found.push(`${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}.${el.className} right=${Math.round(r.right)}`)
@@ -430,7 +435,8 @@ describe.each(enginesToTest())('playground (built, in %s)', (engine) => {
             if (r.left < b.left - 1 || r.right > b.right + 1) hidden.push(`${el.dataset.testid ?? el.tagName.toLowerCase()} "${el.textContent?.slice(0, 20)}" right=${Math.round(r.right)} in ${p.tagName.toLowerCase()}.${p.className} right=${Math.round(b.right)}`)
           }
         }
-        return { found: found.slice(0, 10), hidden: hidden.slice(0, 10), scroll: document.documentElement.scrollWidth - window.innerWidth }
+        // Against clientWidth, not innerWidth: a classic scrollbar (Firefox's) takes its width from the viewport.
+        return { found: found.slice(0, 10), hidden: hidden.slice(0, 10), scroll: document.documentElement.scrollWidth - document.documentElement.clientWidth }
       })
       expect({ width, ...outside }).toEqual({ width, found: [], hidden: [], scroll: 0 })
       await shot(`width-${width}`)
@@ -472,6 +478,7 @@ describe.each(enginesToTest())('playground (built, in %s)', (engine) => {
       ;(window as unknown as { __banner: string[] }).__banner = seen
       new MutationObserver(() => void (banner.hidden || seen.push(banner.className))).observe(banner, { attributes: true, childList: true, characterData: true, subtree: true })
     })
+    const closedAt = performance.now()
     await first.close()
     // The takeover: this tab's worker opens the data; the banner shows only while it runs.
     await expect.poll(() => pill.getAttribute('data-leads'), { timeout: BOOT_MS }).toBe('true')
@@ -479,7 +486,11 @@ describe.each(enginesToTest())('playground (built, in %s)', (engine) => {
     expect(takeoverMs).toBeGreaterThan(0)
     // "reopened in" counts the open from when this tab's worker got the database, not the wait before it
     // (the first tab's whole life): the open happened within the takeover.
-    expect(Number(await pill.getAttribute('data-open-ms'))).toBeLessThanOrEqual(takeoverMs)
+    const openMs = Number(await pill.getAttribute('data-open-ms'))
+    expect(openMs).toBeLessThanOrEqual(performance.now() - closedAt)
+    // WebKit (2.50) told this page of the old leader's lock seconds after its own worker had taken it and begun to
+    // open, so there the takeover as the page saw it can be the shorter.
+    if (engine !== 'webkit') expect(openMs).toBeLessThanOrEqual(takeoverMs)
     await expect(second.locator('#banner').isHidden()).resolves.toBe(true)
     const bannerClasses = await second.evaluate(() => (window as unknown as { __banner: string[] }).__banner)
     expect(bannerClasses.length).toBeGreaterThan(0)

@@ -189,12 +189,29 @@ export class Locator {
     )
   }
 
+  /**
+   * Acts on the element found; if the page replaced it between the finding
+   * and the act (a panel re-rendered), finds it again, as Playwright does.
+   */
+  private async act(what: (css: string) => Promise<void>): Promise<void> {
+    const deadline = Date.now() + DEFAULT_TIMEOUT_MS
+    for (;;) {
+      const css = await this.picked(Math.max(1_000, deadline - Date.now()))
+      try {
+        return await what(css)
+      } catch (e) {
+        const gone = await this.page.tab.evaluate((c: string) => document.querySelector(c) === null, css).catch(() => true)
+        if (!gone || Date.now() >= deadline) throw e
+      }
+    }
+  }
+
   async click(): Promise<void> {
-    await this.page.tab.click(await this.picked())
+    await this.act((css) => this.page.tab.click(css))
   }
 
   async hover(): Promise<void> {
-    await this.page.tab.hover(await this.picked())
+    await this.act((css) => this.page.tab.hover(css))
   }
 
   /** Ticks a checkbox (a click), unless it is ticked already. */
@@ -205,7 +222,7 @@ export class Locator {
   }
 
   async press(keys: string): Promise<void> {
-    await this.page.tab.press(await this.picked(), keys)
+    await this.act((css) => this.page.tab.press(css, keys))
   }
 
   /** Replaces the value and fires 'input', as Playwright's fill does. */

@@ -14,10 +14,21 @@ function puppeteerTab(page: Page): Tab {
     // A page restored from the back/forward cache fires no DOMContentLoaded: the history step is done once the URL changed.
     back: async () => void (await page.goBack({ waitUntil: [], timeout: 0 } as never)),
     forward: async () => void (await page.goForward({ waitUntil: [], timeout: 0 } as never)),
-    url: async () => page.url(),
+    // The document's own: puppeteer's page.url() can lag a navigation the page made itself.
+    url: () => page.evaluate(() => location.href),
     evaluate: (fn, arg) => page.evaluate(fn as never, arg) as never,
-    click: (css) => page.locator(css).click(),
-    hover: (css) => page.locator(css).hover(),
+    // An element handle, not a puppeteer Locator: a Locator waits for the box to hold still over
+    // animation frames, which a panel that streams (the inspector) never does.
+    click: async (css) => {
+      const el = await page.$(css)
+      if (!el) throw new Error(`no element ${css}`)
+      await el.click()
+    },
+    hover: async (css) => {
+      const el = await page.$(css)
+      if (!el) throw new Error(`no element ${css}`)
+      await el.hover()
+    },
     fill: (css, value) => page.locator(css).fill(value),
     press: async (css, keys) => {
       await page.focus(css)

@@ -148,7 +148,12 @@ export async function launchWebKit(_opts: LaunchOptions = {}): Promise<Session> 
           const inner = await b.execute(() => [window.innerWidth, window.innerHeight])
           await b.setWindowSize(width + (width - inner[0]), height + (height - inner[1]))
         }),
-      screenshot: (path) => inTurn(handle, async () => void (await b.saveScreenshot(path))),
+      // WebKitWebDriver never answers a screenshot of a hidden tab (a background one): none is taken then.
+      screenshot: (path) =>
+        inTurn(handle, async () => {
+          if ((await b.execute(() => document.visibilityState)) === 'hidden') return console.warn(`webkit: no screenshot ${path}: the tab is in the background`)
+          await b.saveScreenshot(path)
+        }),
       close: () => inTurn(handle, () => b.closeWindow().then(() => {})),
     }
   }
