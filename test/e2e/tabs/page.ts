@@ -38,12 +38,18 @@ const violation = (s: string) => {
 }
 /** How long each takeover this page saw took (ms), from losing its leader to reaching the next. */
 const takeovers: number[] = []
+/** What happened to this page's link and stream, timed (printed when the test fails). */
+const events: string[] = []
+const note = (what: string) => void events.push(`${(performance.now() / 1000).toFixed(2)}s ${document.visibilityState} ${what}`)
+for (const type of ['pagehide', 'pageshow', 'freeze', 'resume', 'visibilitychange'])
+  addEventListener(type, (e) => note(`${type}${(e as PageTransitionEvent).persisted ? ' (persisted)' : ''}`))
 let running = false
 let writing: Promise<void> | null = null
 let reads = 0
 
 const db: Database = await openDatabase(NAME, {
   onLeaderChange: (e) => {
+    note(e.type === 'linked' ? `linked to ${e.local ? 'its own worker' : 'another tab'} after ${e.ms.toFixed(0)} ms` : e.type)
     if (e.type === 'linked' && e.ms > 0) takeovers.push(e.ms)
   },
 })
@@ -70,9 +76,11 @@ async function consume(): Promise<void> {
     let stream
     try {
       stream = await db.startReplication({ slot: SLOT, startLsn: state.lastEnd, options: OPTIONS })
+      note(`streaming from ${state.lastEnd}`)
     } catch (e) {
       // 55006: the slot's stream of this page before a reload is still ending in the leader; 08006: its leader went.
       if (e instanceof PgError && (e.code === '55006' || e.code === '08006')) {
+        note(`start: ${e.code} ${e.message}`)
         await new Promise((r) => setTimeout(r, 50)) // a consumer's reconnect backoff
         continue
       }
@@ -104,6 +112,7 @@ async function consume(): Promise<void> {
         }
       }
     } catch (e) {
+      note(`stream ended: ${e}`)
       if (!(e instanceof PgError && e.code === '08006')) violation(`stream: ${e}`)
     }
   }
@@ -127,6 +136,7 @@ const api = {
   },
   leads: () => db.leads,
   progress: () => ({ acked: state.acked, replica: replica.size, commits: state.commits, violations: state.violations, takeovers, reads }),
+  events: () => events,
   async primary(): Promise<string[]> {
     reads++
     for (;;) {
