@@ -165,7 +165,8 @@ afterAll(() => site?.close())
 // Not yet in WebKit (issue #37 stays open for it): after the offline reload, served by the service worker,
 // zero-cache in the tab did not get ready within BOOT_MS in 2 of 3 loaded runs (WebKitGTK 2.50), and the later
 // tests then failed after it. The library, crash and bfcache suites run in WebKit.
-describe.each(enginesToTest().filter((e) => e !== 'webkit'))('playground (built, in %s)', (engine) => {
+const NOT_YET: string[] = ['webkit']
+describe.each(enginesToTest().filter((e) => !NOT_YET.includes(e)))('playground (built, in %s)', (engine) => {
   beforeAll(async () => {
     shots = join(shotsRoot, engine)
     mkdirSync(shots, { recursive: true })
